@@ -1,0 +1,133 @@
+import Logging
+import Subprocess
+
+/// Finds the external programs the lab needs, naming the Debian package when one is missing.
+enum Toolbox {
+    /// `sudo` and cron often run with a PATH that lacks the sbin directories.
+    static let fallbackDirectories = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+
+    static func locate(_ program: String) -> String? {
+        if program.contains("/") { return SystemCalls.isExecutable(program) ? program : nil }
+        let path = SystemCalls.environment("PATH") ?? ""
+        let directories = path.split(separator: ":").map(String.init) + fallbackDirectories
+        return directories.lazy.map { "\($0)/\(program)" }.first(where: SystemCalls.isExecutable)
+    }
+
+    static func require(_ program: String, package: String) throws(LabError) -> String {
+        guard let path = locate(program) else {
+            throw LabError(.missingTool, "`\(program)` not found: install the Debian package \(package) (apt-get install \(package))")
+        }
+        return path
+    }
+}
+
+/// Runs external programs through swift-subprocess and turns every failure into a `LabError`.
+enum CommandRunner {
+    struct Outcome: Sendable {
+        /// The exit status, or 128 + the signal number as shells report it.
+        var status: Int32
+        var output: String
+        var error: String
+    }
+
+    static func run(_ argv: [String], logger: Logger) async throws(LabError) -> Outcome {
+        logger.debug("run", metadata: ["argv": .array(argv.map { .string($0) })])
+        do {
+            let result = try await Subprocess.run(
+                .path(.init(argv[0])),
+                arguments: Arguments(Array(argv.dropFirst())),
+                output: .string(limit: 1 << 20),
+                error: .string(limit: 1 << 20)
+            )
+            return Outcome(
+                status: exitCode(result.terminationStatus),
+                output: result.standardOutput,
+                error: result.standardError
+            )
+        } catch {
+            throw LabError(.commandFailed, "cannot run \(argv[0]): \(error)")
+        }
+    }
+
+    /// Runs `argv` and returns its standard output; a non-zero exit throws with its stderr.
+    @discardableResult
+    static func check(_ argv: [String], logger: Logger) async throws(LabError) -> String {
+        let outcome = try await run(argv, logger: logger)
+        guard outcome.status == 0 else {
+            let reason = lastLine(outcome.error) ?? lastLine(outcome.output) ?? "no output"
+            throw LabError(.commandFailed, "`\(display(argv))` failed with status \(outcome.status): \(reason)")
+        }
+        return outcome.output
+    }
+
+    /// Starts `argv` so that it outlives this process: in a session of its own (no terminal
+    /// signals), stdin from /dev/null, stdout and stderr appended to `log`. Returns its pid.
+    ///
+    /// `sh` backgrounds the command and prints `$!`; every program in the chain (`ip netns exec`)
+    /// execs in place, so that pid is the daemon's.
+    static func launchDetached(_ argv: [String], log: String, logger: Logger) async throws(LabError) -> Int32 {
+        let script = #"log="$1"; shift; "$@" </dev/null >>"$log" 2>&1 & echo "$!""#
+        var options = PlatformOptions()
+        options.createSession = true
+        logger.debug("launch", metadata: ["argv": .array(argv.map { .string($0) }), "log": "\(log)"])
+        let result: ExecutionResult<Void, StringOutput<UTF8>, StringOutput<UTF8>>
+        do {
+            result = try await Subprocess.run(
+                .path("/bin/sh"),
+                arguments: Arguments(["-c", script, "tunnelprobe-lab", log] + argv),
+                platformOptions: options,
+                output: .string(limit: 4096),
+                error: .string(limit: 4096)
+            )
+        } catch {
+            throw LabError(.startFailed, "cannot launch \(argv[0]): \(error)")
+        }
+        let text = (result.standardOutput).trimmingWhitespace
+        guard result.terminationStatus.isSuccess, let pid = Int32(text), pid > 1 else {
+            let reason = lastLine(result.standardError) ?? "no pid printed"
+            throw LabError(.startFailed, "cannot launch \(argv[0]): \(reason)")
+        }
+        return pid
+    }
+
+    /// Runs `argv` with this process's stdin, stdout and stderr; returns its status.
+    static func runInheritingStandardIO(_ argv: [String]) async throws(LabError) -> Int32 {
+        do {
+            let result = try await Subprocess.run(
+                .path(.init(argv[0])),
+                arguments: Arguments(Array(argv.dropFirst())),
+                input: .currentStandardInput,
+                output: .currentStandardOutput,
+                error: .currentStandardError
+            )
+            return exitCode(result.terminationStatus)
+        } catch {
+            throw LabError(.commandFailed, "cannot run \(display(argv)): \(error)")
+        }
+    }
+
+    static func exitCode(_ status: TerminationStatus) -> Int32 {
+        switch status {
+        case .exited(let code): Int32(truncatingIfNeeded: code)
+        case .signaled(let signal): 128 + Int32(truncatingIfNeeded: signal)
+        }
+    }
+
+    static func display(_ argv: [String]) -> String {
+        argv.map { $0.contains(" ") || $0.isEmpty ? "'\($0)'" : $0 }.joined(separator: " ")
+    }
+
+    /// The last non-blank line of a program's output.
+    static func lastLine(_ text: String) -> String? {
+        text.split(whereSeparator: \.isNewline).last { !$0.allSatisfy(\.isWhitespace) }.map { String($0).trimmingWhitespace }
+    }
+}
+
+extension String {
+    var trimmingWhitespace: String {
+        var slice = Substring(self)
+        while let first = slice.first, first.isWhitespace { slice.removeFirst() }
+        while let last = slice.last, last.isWhitespace { slice.removeLast() }
+        return String(slice)
+    }
+}

@@ -1,0 +1,103 @@
+/// What a lab is made of. Two `up` calls with equal configurations share one lab.
+public struct LabConfig: Sendable, Codable, Hashable {
+    /// Where labs keep their state directories unless told otherwise.
+    public static let defaultStateRoot = "/run/tunnelprobe/labs"
+
+    /// `[a-z0-9]{1,8}`: it is part of every namespace and interface name (at most 15 characters).
+    public var name: String
+    /// The zone the resolver delegates to the responder with a `stub-zone`.
+    public var domain: String
+    /// unbound `max-udp-size`: the largest UDP response the resolver sends to the client; larger
+    /// answers come back with TC set. `nil` keeps unbound's default (4096 in 1.17).
+    public var resolverUDPLimit: Int?
+    /// unbound `use-caps-for-id` (0x20 case randomisation of upstream queries).
+    public var resolverCapsForID: Bool
+    /// unbound `qname-minimisation` (RFC 9156); on by default as in unbound.
+    public var qnameMinimisation: Bool
+    /// The argv prefix that runs the responder, e.g. `[binary, "serve"]`; the lab appends
+    /// `--domain D --key-file K --listen 198.18.1.2:53`.
+    public var serverCommand: [String]
+    /// The directory under which this lab's state directory `<stateRoot>/<name>` lives.
+    public var stateRoot: String
+    /// When `up` considers the responder ready.
+    public var responderReadiness: ResponderReadiness
+
+    /// How `up` decides that the responder has started.
+    public enum ResponderReadiness: String, Sendable, Codable, Hashable, CaseIterable {
+        /// The process runs and a UDP socket is bound to port 53 on the server address (or the
+        /// wildcard) in the server namespace. The right check for `tunnelprobe serve`.
+        case udpListening
+        /// The process is still running 300 ms after launch. For stand-ins that do not listen.
+        case processAlive
+    }
+
+    public init(
+        name: String = "default",
+        domain: String = "vpn.lab.test",
+        resolverUDPLimit: Int? = nil,
+        resolverCapsForID: Bool = false,
+        qnameMinimisation: Bool = true,
+        serverCommand: [String],
+        stateRoot: String = LabConfig.defaultStateRoot,
+        responderReadiness: ResponderReadiness = .udpListening
+    ) {
+        self.name = name
+        self.domain = domain
+        self.resolverUDPLimit = resolverUDPLimit
+        self.resolverCapsForID = resolverCapsForID
+        self.qnameMinimisation = qnameMinimisation
+        self.serverCommand = serverCommand
+        self.stateRoot = stateRoot
+        self.responderReadiness = responderReadiness
+    }
+
+    /// The accepted range of `resolverUDPLimit`. unbound takes smaller values, but then even a TC
+    /// reply with a long question no longer fits.
+    public static let udpLimitRange = 128...65535
+
+    /// Throws the first thing wrong with the configuration.
+    public func validate() throws(LabError) {
+        try LabConfig.validate(name: name)
+        if let problem = LabConfig.domainProblem(domain) {
+            throw LabError(.invalidConfig, "invalid lab domain \"\(domain)\": \(problem)")
+        }
+        if let limit = resolverUDPLimit, !LabConfig.udpLimitRange.contains(limit) {
+            throw LabError(
+                .invalidConfig,
+                "resolver UDP limit \(limit) is outside \(LabConfig.udpLimitRange.lowerBound)...\(LabConfig.udpLimitRange.upperBound)"
+            )
+        }
+        guard let program = serverCommand.first, !program.isEmpty else {
+            throw LabError(.invalidConfig, "the server command is empty")
+        }
+        guard stateRoot.hasPrefix("/"), stateRoot.count > 1 else {
+            throw LabError(.invalidConfig, "the state root \"\(stateRoot)\" is not an absolute path")
+        }
+    }
+
+    /// Names go into namespace and interface names: `tp-<name>-rc` must stay within 15 bytes.
+    public static func validate(name: String) throws(LabError) {
+        let allowed = name.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        guard (1...8).contains(name.utf8.count), allowed else {
+            throw LabError(.invalidName, "invalid lab name \"\(name)\": use 1 to 8 characters from a-z and 0-9")
+        }
+    }
+
+    /// A host name in presentation form without the trailing dot (RFC 1035 section 2.3.1, with
+    /// digits allowed first as RFC 1123 does); `nil` when it is fine.
+    static func domainProblem(_ domain: String) -> String? {
+        guard !domain.isEmpty, domain.utf8.count <= 253 else { return "it must have 1 to 253 characters" }
+        let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2 else { return "it needs at least two labels" }
+        for label in labels {
+            guard (1...63).contains(label.utf8.count) else { return "every label needs 1 to 63 characters" }
+            let ok = label.utf8.allSatisfy {
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                    || $0 == UInt8(ascii: "-")
+            }
+            guard ok else { return "use lowercase letters, digits and hyphens" }
+            guard label.first != "-", label.last != "-" else { return "a label cannot start or end with a hyphen" }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,67 @@
+/// The unbound.conf of a lab's resolver. Everything not set here keeps unbound's default.
+struct UnboundConfiguration: Sendable, Hashable {
+    var domain: String
+    var udpLimit: Int?
+    var capsForID: Bool
+    var qnameMinimisation: Bool
+    var stateDirectory: String
+
+    init(config: LabConfig, stateDirectory: String) {
+        domain = config.domain
+        udpLimit = config.resolverUDPLimit
+        capsForID = config.resolverCapsForID
+        qnameMinimisation = config.qnameMinimisation
+        self.stateDirectory = stateDirectory
+    }
+
+    /// unbound serves these top-level names itself unless told `nodefault` (RFC 6761 names).
+    static let defaultLocalTopLevelZones: Set<String> = ["test", "invalid", "onion"]
+
+    func rendered() -> String {
+        var server: [String] = [
+            // Foreground, no privilege drop, no chroot: the lab supervises the process itself and
+            // its stderr (the log) is a file opened by the launcher.
+            "do-daemonize: no",
+            "username: \"\"",
+            "chroot: \"\"",
+            "directory: \"\(stateDirectory)\"",
+            "pidfile: \"\(stateDirectory)/unbound.pid\"",
+            "use-syslog: no",
+            "logfile: \"\"",
+            "log-time-ascii: yes",
+            "verbosity: 1",
+            // One wildcard socket with IP_PKTINFO so replies leave from the address the query was
+            // sent to, including every AnyIP alias in \(LabTopology.resolverAliases).
+            "interface: 0.0.0.0",
+            "interface-automatic: yes",
+            "port: \(LabTopology.dnsPort)",
+            "do-ip4: yes",
+            "do-ip6: no",
+            "access-control: \(LabTopology.clientSubnet) allow",
+            "module-config: \"iterator\"",
+            // Advertised upstream, so the responder may send large answers.
+            "edns-buffer-size: 4096",
+            // A responder that was down or dropped probes must not be skipped for infra-host-ttl.
+            "infra-keep-probing: yes",
+            "qname-minimisation: \(capsOrNo(qnameMinimisation))",
+            "use-caps-for-id: \(capsOrNo(capsForID))",
+        ]
+        if let udpLimit {
+            // Measured on unbound 1.17.1: answers up to exactly this many bytes pass, one byte
+            // more comes back as an empty answer with TC set.
+            server.append("max-udp-size: \(udpLimit)")
+        }
+        if let top = domain.split(separator: ".").last.map(String.init),
+           UnboundConfiguration.defaultLocalTopLevelZones.contains(top) {
+            server.append("local-zone: \"\(top).\" nodefault")
+        }
+        var text = "# Written by tunnelprobe lab; rewritten on every lab up.\nserver:\n"
+        for line in server { text += "    \(line)\n" }
+        text += "stub-zone:\n"
+        text += "    name: \"\(domain).\"\n"
+        text += "    stub-addr: \(LabTopology.serverAddress)@\(LabTopology.dnsPort)\n"
+        return text
+    }
+
+    private func capsOrNo(_ flag: Bool) -> String { flag ? "yes" : "no" }
+}

@@ -1,0 +1,79 @@
+/// The MTU search MasterDnsVPN made familiar: the highest size first (accept at once if it passes),
+/// then the lowest (give up if that fails), then a binary search in between.
+///
+/// Each size gets up to `attempts` tries, but only transient failures (timeouts, SERVFAIL) are retried:
+/// a TC bit or a rewritten payload repeats deterministically and marks a size limit, not loss.
+public struct MTUSearch: Sendable {
+    public struct Step: Sendable {
+        public var size: Int
+        public var outcomes: [ProbeOutcome]
+        public var passed: Bool { outcomes.last?.ok ?? false }
+    }
+
+    public struct Result: Sendable {
+        /// The largest size that passed, nil when even the lowest failed.
+        public var best: Int?
+        public var steps: [Step]
+        /// The failure at the smallest size that failed above `best` (what limits the path).
+        public var limitedBy: ProbeFailure?
+        /// Outcome of the passing probe at `best` (its response size and RTT).
+        public var bestOutcome: ProbeOutcome?
+        public var probes: Int { steps.reduce(0) { $0 + $1.outcomes.count } }
+        /// The most frequent failure overall, for a rejection reason.
+        public var dominantFailure: ProbeFailure? {
+            let failures = steps.flatMap { $0.outcomes.compactMap(\.failure) }
+            return Dictionary(grouping: failures, by: { $0 }).max { $0.value.count < $1.value.count }?.key
+        }
+    }
+
+    public var low: Int
+    public var high: Int
+    public var attempts: Int
+
+    public init(low: Int, high: Int, attempts: Int) {
+        self.low = low
+        self.high = high
+        self.attempts = max(1, attempts)
+    }
+
+    public func run(_ probe: (Int) async -> ProbeOutcome) async -> Result {
+        var steps: [Step] = []
+        var cache: [Int: Bool] = [:]
+        func check(_ size: Int) async -> Bool {
+            if let known = cache[size] { return known }
+            var step = Step(size: size, outcomes: [])
+            for _ in 0..<attempts {
+                if Task.isCancelled { break }
+                let outcome = await probe(size)
+                step.outcomes.append(outcome)
+                if outcome.ok { break }
+                if let f = outcome.failure, !f.isTransient { break }
+            }
+            steps.append(step)
+            cache[size] = step.passed
+            return step.passed
+        }
+        guard high >= low else { return Result(best: nil, steps: []) }
+        var best: Int?
+        if await check(high) {
+            best = high
+        } else if low < high, await check(low) {
+            best = low
+            var left = low + 1
+            var right = high - 1
+            while left <= right, !Task.isCancelled {
+                let mid = (left + right) / 2
+                if await check(mid) {
+                    best = mid
+                    left = mid + 1
+                } else {
+                    right = mid - 1
+                }
+            }
+        }
+        let failedAbove = steps.filter { !$0.passed && $0.size > (best ?? Int.min) }.min { $0.size < $1.size }
+        let bestStep = steps.first { $0.size == best && $0.passed }
+        return Result(best: best, steps: steps, limitedBy: failedAbove?.outcomes.last?.failure,
+                      bestOutcome: bestStep?.outcomes.last)
+    }
+}

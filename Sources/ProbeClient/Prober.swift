@@ -1,0 +1,258 @@
+public import DNSWire
+public import NIOCore
+public import ProbeProtocol
+
+/// Why one probe failed, as the scan report names it.
+public enum ProbeFailure: String, Codable, Sendable, CaseIterable {
+    case timeout
+    /// The response came back with the TC bit: it did not fit the path's UDP size.
+    case tc
+    case servfail, refused, formerr, nxdomain
+    /// Any other rcode.
+    case rcode
+    /// The content that arrived differs from what was sent (or what the responder sent).
+    case rewritten
+    /// A different number of characters or bytes arrived.
+    case wrongSize
+    /// Letter case changed on the way, which a case-sensitive encoding cannot survive.
+    case caseChanged
+    /// An answer that the responder did not make (hijacked or forged).
+    case unauthenticated
+    /// NOERROR without the probe's records.
+    case noAnswer
+    case malformed
+    case sendFailed
+
+    /// Failures worth another attempt at the same size: they say nothing about a size limit.
+    public var isTransient: Bool { self == .timeout || self == .servfail || self == .sendFailed }
+
+    public var phrase: String {
+        switch self {
+        case .timeout: "timeout"
+        case .tc: "TC bit"
+        case .servfail: "SERVFAIL"
+        case .refused: "REFUSED"
+        case .formerr: "FORMERR"
+        case .nxdomain: "NXDOMAIN from the resolver"
+        case .rcode: "unexpected rcode"
+        case .rewritten: "payload rewritten"
+        case .wrongSize: "wrong size"
+        case .caseChanged: "case changed"
+        case .unauthenticated: "answer not from the responder"
+        case .noAnswer: "no probe records in the answer"
+        case .malformed: "malformed response"
+        case .sendFailed: "send failed"
+        }
+    }
+}
+
+public struct ProbeOutcome: Sendable {
+    public var failure: ProbeFailure?
+    public var detail: String?
+    public var rttNanos: UInt64?
+    /// Size of the response datagram as it arrived.
+    public var responseSize: Int?
+    public var caseChanged = false
+    public var ok: Bool { failure == nil }
+
+    static func fail(_ f: ProbeFailure, _ detail: String? = nil, rtt: UInt64? = nil, size: Int? = nil) -> ProbeOutcome {
+        ProbeOutcome(failure: f, detail: detail, rttNanos: rtt, responseSize: size)
+    }
+}
+
+/// Sends single probes through a resolver and judges what comes back.
+public struct Prober: Sendable {
+    public var engine: QueryEngine
+    public var key: ProbeKey
+    public var encoding: LabelEncoding
+    public var timeout: TimeAmount
+    public var ednsSize: UInt16
+    public var pacer: Pacer?
+
+    public init(engine: QueryEngine, key: ProbeKey, encoding: LabelEncoding = .base32, timeout: TimeAmount = .seconds(2),
+                ednsSize: UInt16 = 4096, pacer: Pacer? = nil) {
+        self.engine = engine
+        self.key = key
+        self.encoding = encoding
+        self.timeout = timeout
+        self.ednsSize = ednsSize
+        self.pacer = pacer
+    }
+
+    static func nonce() -> [UInt8] {
+        var g = SystemRandomNumberGenerator()
+        return (0..<ProbeMeta.nonceLength).map { _ in UInt8.random(in: 0...255, using: &g) }
+    }
+
+    func message(name: DNSName, type: DNSType) throws(DNSWireError) -> [UInt8] {
+        var header = DNSHeader(id: 0)
+        header.recursionDesired = true
+        let m = DNSMessage(header: header, questions: [DNSQuestion(name: name, type: type)],
+                           edns: EDNS(udpPayloadSize: ednsSize))
+        return try m.serialized()
+    }
+
+    func exchange(_ bytes: [UInt8], resolver: ResolverAddress, question: DNSQuestion) async -> (DNSMessage?, ProbeOutcome) {
+        if let pacer { await pacer.wait(for: resolver) }
+        guard let address = resolver.socketAddress else { return (nil, .fail(.sendFailed, "bad address")) }
+        switch await engine.query(bytes, to: address, timeout: timeout) {
+        case .timeout:
+            return (nil, .fail(.timeout))
+        case .sendFailed(let why):
+            return (nil, .fail(.sendFailed, why))
+        case .response(let data, let rtt):
+            let response: DNSMessage
+            do { response = try DNSMessage(parsing: data) } catch {
+                return (nil, .fail(.malformed, "\(error)", rtt: rtt, size: data.count))
+            }
+            var outcome = ProbeOutcome(failure: nil, rttNanos: rtt, responseSize: data.count)
+            guard response.header.isResponse, response.questions.count == 1,
+                  response.questions[0].type == question.type,
+                  response.questions[0].name.equalsIgnoringCase(question.name) else {
+                outcome.failure = .malformed
+                outcome.detail = "response does not echo the question"
+                return (response, outcome)
+            }
+            if response.header.truncated { outcome.failure = .tc; return (response, outcome) }
+            switch response.rcode {
+            case .noError: break
+            case .servFail: outcome.failure = .servfail
+            case .refused: outcome.failure = .refused
+            case .formErr: outcome.failure = .formerr
+            case .nxDomain: outcome.failure = .nxdomain
+            default:
+                outcome.failure = .rcode
+                outcome.detail = "\(response.rcode)"
+            }
+            return (response, outcome)
+        }
+    }
+
+    /// Does the resolver answer DNS at all? Any response but REFUSED counts.
+    public func reachability(_ resolver: ResolverAddress, zone: DNSName) async -> ProbeOutcome {
+        let q = DNSQuestion(name: zone, type: .soa)
+        guard let bytes = try? message(name: zone, type: .soa) else { return .fail(.sendFailed, "cannot build query") }
+        var (_, outcome) = await exchange(bytes, resolver: resolver, question: q)
+        if let f = outcome.failure, f != .timeout, f != .refused, f != .sendFailed { outcome.failure = nil }
+        return outcome
+    }
+
+    /// An echo probe: a never-seen name under the zone must get the responder's own authenticated answer.
+    public func echo(_ resolver: ResolverAddress, zone: DNSName) async -> ProbeOutcome {
+        await upload(resolver, zone: zone, characters: ProbeMeta.characterCount, kind: .echo)
+    }
+
+    /// An upload probe of `characters` payload characters in front of the zone.
+    public func upload(_ resolver: ResolverAddress, zone: DNSName, characters: Int, kind: ProbeKind = .upload) async -> ProbeOutcome {
+        let nonce = Self.nonce()
+        let meta = ProbeMeta(kind: kind, encoding: encoding, nonce: nonce, totalCharacters: characters)
+        guard let name = try? ProbeName.build(meta: meta, zone: zone, key: key),
+              let bytes = try? message(name: name, type: .txt) else {
+            return .fail(.sendFailed, "\(characters) characters do not fit under \(zone)")
+        }
+        let q = DNSQuestion(name: name, type: .txt)
+        let (response, outcome) = await exchange(bytes, resolver: resolver, question: q)
+        guard outcome.ok, let response else { return outcome }
+        let sent = ProbeName.characters(meta: meta, zone: zone, key: key)
+        return judgeReply(response, outcome, name: name, nonce: nonce, sent: sent)
+    }
+
+    private func judgeReply(_ response: DNSMessage, _ base: ProbeOutcome, name: DNSName, nonce: [UInt8],
+                            sent: [UInt8]) -> ProbeOutcome {
+        var outcome = base
+        guard let data = Self.replyBytes(response, name: name) else {
+            outcome.failure = response.answers.isEmpty ? .noAnswer : .unauthenticated
+            return outcome
+        }
+        let reply: ProbeReply
+        do { reply = try ProbeReply.open(data, nonce: nonce, key: key) } catch {
+            outcome.failure = .unauthenticated
+            outcome.detail = error.reason
+            return outcome
+        }
+        if reply.receivedCharacters != sent.count {
+            outcome.failure = .wrongSize
+            outcome.detail = "\(reply.receivedCharacters) of \(sent.count) characters arrived"
+        } else if reply.digest != Keystream.digest(sent) {
+            if reply.integrity == .caseChanged {
+                outcome.caseChanged = true
+                if encoding.isCaseSensitive { outcome.failure = .caseChanged }
+            } else {
+                outcome.failure = .rewritten
+            }
+        }
+        return outcome
+    }
+
+    static func replyBytes(_ response: DNSMessage, name: DNSName) -> [UInt8]? {
+        for rr in response.answers where rr.name.equalsIgnoringCase(name) {
+            if case .txt(let strings) = rr.rdata, strings.count == 1, strings[0].count == ProbeReply.byteCount {
+                return strings[0]
+            }
+        }
+        return nil
+    }
+
+    /// A download probe: asks for exactly `bytes` payload bytes in `type`, with a query name of
+    /// `queryCharacters` payload characters (a tunnel's responses echo its full-size queries).
+    public func download(_ resolver: ResolverAddress, zone: DNSName, bytes count: Int, type: DNSType,
+                         queryCharacters: Int = ProbeMeta.characterCount) async -> ProbeOutcome {
+        let nonce = Self.nonce()
+        let meta = ProbeMeta.download(nonce: nonce, bytes: count, type: type, encoding: encoding,
+                                      totalCharacters: max(ProbeMeta.characterCount, queryCharacters))
+        guard let name = try? ProbeName.build(meta: meta, zone: zone, key: key),
+              let bytes = try? message(name: name, type: type) else {
+            return .fail(.sendFailed, "cannot build the download probe")
+        }
+        let q = DNSQuestion(name: name, type: type)
+        let (response, outcome) = await exchange(bytes, resolver: resolver, question: q)
+        guard outcome.ok, let response else { return outcome }
+        // A 20-byte authenticated reply instead of payload: the responder saw the query damaged.
+        if let data = Self.replyBytes(response, name: name),
+           let reply = try? ProbeReply.open(data, nonce: nonce, key: key) {
+            var o = outcome
+            o.failure = reply.integrity == .lengthMismatch ? .wrongSize : .rewritten
+            o.detail = "the query arrived \(reply.integrity)"
+            return o
+        }
+        var result = outcome
+        do {
+            let payload = try DownloadLayout.extract(answers: response.answers, type: type, owner: name, zone: zone,
+                                                     expected: count)
+            if payload.count != count {
+                result.failure = .wrongSize
+                result.detail = "\(payload.count) of \(count) bytes arrived"
+            } else if payload != DownloadLayout.payload(key: key, nonce: nonce, count: count) {
+                result.failure = .rewritten
+            }
+        } catch {
+            result.failure = response.answers.isEmpty ? .noAnswer : .malformed
+            result.detail = error.reason
+        }
+        return result
+    }
+}
+
+extension ResolverAddress {
+    var socketAddress: SocketAddress? {
+        try? SocketAddress(ipAddress: host, port: port)
+    }
+}
+
+/// Spaces the queries sent to each resolver (`--per-resolver-qps`), so a scan never floods one.
+public actor Pacer {
+    private let interval: UInt64
+    private var next: [ResolverAddress: UInt64] = [:]
+
+    public init(queriesPerSecond: Double) {
+        interval = queriesPerSecond > 0 ? UInt64(1e9 / queriesPerSecond) : 0
+    }
+
+    public func wait(for resolver: ResolverAddress) async {
+        guard interval > 0 else { return }
+        let now = NIODeadline.now().uptimeNanoseconds
+        let slot = max(now, next[resolver] ?? 0)
+        next[resolver] = slot + interval
+        if slot > now { try? await Task.sleep(nanoseconds: slot - now) }
+    }
+}

@@ -1,0 +1,197 @@
+public import DNSWire
+public import NIOCore
+public import ProbeProtocol
+public import Reports
+import Synchronization
+
+/// Everything a scan needs to know.
+public struct ScanConfiguration: Sendable {
+    public var resolvers: [ResolverAddress]
+    public var domains: [DNSName]
+    public var encoding: LabelEncoding = .base32
+    public var recordType: DNSType = .txt
+    public var timeout: TimeAmount = .seconds(2)
+    public var attempts = 2
+    public var concurrency = 256
+    public var perResolverQPS: Double = 100
+    public var confirmProbes = 3
+    public var minValid: Int?
+    /// Upload search bounds in payload characters; the upper bound is cut to what fits under each domain.
+    public var uploadCharacters: ClosedRange<Int> = ProbeMeta.characterCount...QNameCapacity.maxNameCharacters
+    public var downloadBytes: ClosedRange<Int> = 20...4096
+    public var frameOverhead = 0
+    public var seed: UInt64 = 0
+
+    public init(resolvers: [ResolverAddress], domains: [DNSName]) {
+        self.resolvers = resolvers
+        self.domains = domains
+    }
+}
+
+public struct ScanProgress: Sendable {
+    public var total: Int
+    public var done: Int
+    public var accepted: Int
+    public var elapsedSeconds: Double
+    public var rejected: Int { done - accepted }
+    /// Linear estimate of the time left, nil before the first pair is done.
+    public var etaSeconds: Double? { done == 0 ? nil : elapsedSeconds / Double(done) * Double(total - done) }
+}
+
+public struct ScanResult: Sendable {
+    public var pairs: [ScanPair]
+    public var notTested: Int
+    public var queries: Int
+    public var interrupted: Bool
+}
+
+/// Runs the staged scan over every resolver-domain pair with bounded concurrency.
+///
+/// Stages, cheapest first; a pair is dropped at its first failure and the reason kept:
+/// reachability -> honest answers -> upload MTU -> download MTU -> confirmation.
+public struct Scanner: Sendable {
+    public let configuration: ScanConfiguration
+    public let prober: Prober
+
+    public init(configuration: ScanConfiguration, prober: Prober) {
+        self.configuration = configuration
+        self.prober = prober
+    }
+
+    public func run(progress: (@Sendable (ScanProgress) -> Void)? = nil) async -> ScanResult {
+        var work: [(ResolverAddress, DNSName)] = []
+        for r in configuration.resolvers { for d in configuration.domains { work.append((r, d)) } }
+        var rng = SplitMix64(seed: configuration.seed)
+        work.shuffle(using: &rng)
+        let total = work.count
+        let start = NIODeadline.now()
+        let state = Mutex((done: 0, accepted: 0))
+        let minValid = configuration.minValid
+        var pairs: [ScanPair] = []
+        var started = 0
+        var stoppedEarly = false
+
+        await withTaskGroup(of: ScanPair?.self) { group in
+            var iterator = work.makeIterator()
+            func launch() -> Bool {
+                guard let (resolver, domain) = iterator.next() else { return false }
+                started += 1
+                group.addTask { await scanPair(resolver, domain) }
+                return true
+            }
+            for _ in 0..<max(1, configuration.concurrency) where launch() {}
+            while let finished = await group.next() {
+                guard let pair = finished else { continue }
+                pairs.append(pair)
+                let snapshot = state.withLock { s in
+                    s.done += 1
+                    if pair.accepted { s.accepted += 1 }
+                    return s
+                }
+                progress?(ScanProgress(total: total, done: snapshot.done, accepted: snapshot.accepted,
+                                       elapsedSeconds: Double((NIODeadline.now() - start).nanoseconds) / 1e9))
+                if let minValid, snapshot.accepted >= minValid {
+                    stoppedEarly = true
+                    group.cancelAll()
+                    continue
+                }
+                if !Task.isCancelled, !stoppedEarly { _ = launch() }
+            }
+        }
+        pairs.sort { ($0.resolver, $0.domain) < ($1.resolver, $1.domain) }
+        let interrupted = Task.isCancelled
+        return ScanResult(pairs: pairs, notTested: total - pairs.count,
+                          queries: pairs.reduce(0) { $0 + $1.queries }, interrupted: interrupted)
+    }
+
+    /// Retries a single probe while it fails transiently.
+    private func attempt(_ probe: () async -> ProbeOutcome, _ log: inout [ProbeOutcome]) async -> ProbeOutcome {
+        var last = ProbeOutcome.fail(.timeout)
+        for _ in 0..<max(1, configuration.attempts) {
+            last = await probe()
+            log.append(last)
+            if last.ok || !(last.failure?.isTransient ?? false) { break }
+        }
+        return last
+    }
+
+    /// The whole pipeline for one pair; nil when cancelled before it finished.
+    func scanPair(_ resolver: ResolverAddress, _ zone: DNSName) async -> ScanPair? {
+        var log: [ProbeOutcome] = []
+        var pair = ScanPair(resolver: resolver.description, domain: zone.description, accepted: false)
+        func finish(_ stage: String?, _ failure: ProbeFailure?, _ detail: String? = nil) -> ScanPair? {
+            if Task.isCancelled { return nil }
+            pair.queries = log.count
+            let rtts = log.compactMap { $0.ok ? $0.rttNanos : nil }.sorted()
+            pair.rttMs = rtts.isEmpty ? nil : Double(rtts[rtts.count / 2]) / 1e6
+            if let stage, let failure {
+                pair.stage = stage
+                pair.failure = failure.rawValue
+                pair.reason = "\(stage): \(failure.phrase)" + (detail.map { " (\($0))" } ?? "")
+            } else {
+                pair.accepted = true
+            }
+            return pair
+        }
+
+        let reach = await attempt({ await prober.reachability(resolver, zone: zone) }, &log)
+        if let f = reach.failure { return finish("reachability", f, reach.detail) }
+        let honest = await attempt({ await prober.echo(resolver, zone: zone) }, &log)
+        if let f = honest.failure { return finish("honesty", f, honest.detail) }
+
+        // Upload: payload characters in front of the zone.
+        let capacity = QNameCapacity.payloadCharacters(under: zone)
+        let up = MTUSearch(low: configuration.uploadCharacters.lowerBound,
+                           high: min(configuration.uploadCharacters.upperBound, capacity),
+                           attempts: configuration.attempts)
+        let upResult = await up.run { chars in await prober.upload(resolver, zone: zone, characters: chars) }
+        log += upResult.steps.flatMap(\.outcomes)
+        guard let upChars = upResult.best else {
+            return finish("upload", upResult.dominantFailure ?? .timeout, "no size passed")
+        }
+        let caseChanged = honest.caseChanged || upResult.steps.contains { $0.outcomes.contains(where: \.caseChanged) }
+        let upBytes = max(0, prober.encoding.maxBytes(forCharacters: upChars) - configuration.frameOverhead)
+        pair.upload = ScanPair.Upload(bytes: upBytes,
+                                      qnameChars: QNameCapacity.qnameCharacters(payloadCharacters: upChars, under: zone),
+                                      payloadChars: upChars, encoding: prober.encoding.rawValue,
+                                      limitedBy: upResult.limitedBy?.rawValue, caseChanged: caseChanged)
+
+        // Download: payload bytes in the chosen record type, asked with full-size queries.
+        let type = configuration.recordType
+        let down = MTUSearch(low: configuration.downloadBytes.lowerBound,
+                             high: min(configuration.downloadBytes.upperBound, DownloadLayout.maxPayload(type: type, zone: zone)),
+                             attempts: configuration.attempts)
+        let downResult = await down.run { bytes in
+            await prober.download(resolver, zone: zone, bytes: bytes, type: type, queryCharacters: upChars)
+        }
+        log += downResult.steps.flatMap(\.outcomes)
+        guard let downBytes = downResult.best else {
+            return finish("download", downResult.dominantFailure ?? .timeout, "no size passed")
+        }
+        pair.download = ScanPair.Download(bytes: downBytes, responseSize: downResult.bestOutcome?.responseSize ?? 0,
+                                          recordType: type.description, limitedBy: downResult.limitedBy?.rawValue)
+
+        // Confirmation: a few more probes at the chosen sizes; the ratio says how steady they are.
+        if configuration.confirmProbes > 0 {
+            var ok = 0
+            var confirmFailures: [ProbeFailure] = []
+            for _ in 0..<configuration.confirmProbes {
+                let u = await prober.upload(resolver, zone: zone, characters: upChars)
+                let d = await prober.download(resolver, zone: zone, bytes: downBytes, type: type, queryCharacters: upChars)
+                log += [u, d]
+                ok += (u.ok ? 1 : 0) + (d.ok ? 1 : 0)
+                confirmFailures += [u.failure, d.failure].compactMap { $0 }
+                if let size = d.responseSize, d.ok, size > (pair.download?.responseSize ?? 0) {
+                    pair.download?.responseSize = size
+                }
+            }
+            let confirmation = ScanPair.Confirmation(sent: 2 * configuration.confirmProbes, succeeded: ok)
+            pair.confirmation = confirmation
+            if confirmation.ratio < 0.5 {
+                return finish("confirmation", confirmFailures.first ?? .timeout,
+                              "\(ok) of \(confirmation.sent) confirmation probes passed")
+            }
+        }
+        return finish(nil, nil)
+    }
+}

@@ -1,0 +1,44 @@
+public import Reports
+
+/// What the engines do with a scan: one MTU for the whole session, the minimum over accepted pairs.
+public enum SyncedMTU {
+    public static func synced(_ pairs: [ScanPair]) -> ScanReport.Synced {
+        let accepted = pairs.filter(\.accepted)
+        return ScanReport.Synced(upload: accepted.compactMap { $0.upload?.bytes }.min(),
+                                 download: accepted.compactMap { $0.download?.bytes }.min(),
+                                 uploadQnameChars: accepted.compactMap { $0.upload?.qnameChars }.min(),
+                                 downloadResponseSize: accepted.compactMap { $0.download?.responseSize }.min())
+    }
+
+    /// MasterDnsVPN's optional optimizer, in its spirit: drop low outliers (below `fraction` of the 75th
+    /// percentile in either direction), at most `maxDropShare` of the accepted pairs, and only when the
+    /// synced MTU gains at least `minGainUp`/`minGainDown` bytes or `minGainShare` of its value.
+    /// Returned apart from `synced` so the user sees what it would cost.
+    public static func optimize(_ pairs: [ScanPair], fraction: Double = 0.8, maxDropShare: Double = 0.25,
+                                minGainUp: Int = 24, minGainDown: Int = 64, minGainShare: Double = 0.35) -> ScanReport.Optimized? {
+        let accepted = pairs.filter { $0.accepted && $0.upload != nil && $0.download != nil }
+        guard accepted.count >= 4 else { return nil }
+        func p75(_ values: [Int]) -> Double {
+            let s = values.sorted()
+            return Double(s[min(s.count - 1, Int((Double(s.count - 1) * 0.75).rounded()))])
+        }
+        let ups = accepted.map { $0.upload!.bytes }
+        let downs = accepted.map { $0.download!.bytes }
+        let upFloor = fraction * p75(ups)
+        let downFloor = fraction * p75(downs)
+        let dropped = accepted.filter { Double($0.upload!.bytes) < upFloor || Double($0.download!.bytes) < downFloor }
+        guard !dropped.isEmpty, Double(dropped.count) <= maxDropShare * Double(accepted.count) else { return nil }
+        let kept = accepted.filter { p in !dropped.contains { $0.resolver == p.resolver && $0.domain == p.domain } }
+        guard let newUp = kept.map({ $0.upload!.bytes }).min(), let newDown = kept.map({ $0.download!.bytes }).min(),
+              let oldUp = ups.min(), let oldDown = downs.min() else { return nil }
+        let gainUp = newUp - oldUp
+        let gainDown = newDown - oldDown
+        let worth = gainUp >= minGainUp || gainDown >= minGainDown
+            || Double(gainUp) >= minGainShare * Double(max(oldUp, 1))
+            || Double(gainDown) >= minGainShare * Double(max(oldDown, 1))
+        guard worth else { return nil }
+        let rule = "drop pairs below \(Int(fraction * 100)) % of the 75th percentile (at most \(Int(maxDropShare * 100)) % of accepted pairs) when the synced MTU gains >= \(minGainUp) B up, >= \(minGainDown) B down or >= \(Int(minGainShare * 100)) %: +\(gainUp) B up, +\(gainDown) B down for \(dropped.count) of \(accepted.count) pairs"
+        return ScanReport.Optimized(upload: newUp, download: newDown,
+                                    dropped: dropped.map { "\($0.resolver) \($0.domain)" }, rule: rule)
+    }
+}

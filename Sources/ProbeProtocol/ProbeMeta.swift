@@ -1,0 +1,142 @@
+public import DNSWire
+
+/// What a probe asks the responder to do (the low four bits of the meta block's first byte).
+public enum ProbeKind: UInt8, Sendable, CaseIterable, Codable {
+    /// The smallest authenticated probe: "does the answer come from my responder?"
+    case echo = 1
+    /// N characters in the QNAME; the reply says how many arrived and digests them.
+    case upload = 2
+    /// Asks for exactly N payload bytes in a chosen record type.
+    case download = 3
+    /// Reserved for sequenced path probes (sequence number and send time in `parameters`).
+    case path = 4
+    /// Reserved for leak-zone probes (the responder logs the asking resolver).
+    case leak = 5
+}
+
+/// The authenticated block every probe name starts with (docs/PROTOCOL.md, "Meta block").
+///
+/// 30 bytes, carried as the first 48 base32 characters of the payload labels whatever encoding the
+/// rest of the name uses: base32 letters are valid in every label alphabet, and base32 survives
+/// resolvers that randomise letter case (DNS 0x20), so the responder can always read it.
+public struct ProbeMeta: Hashable, Sendable {
+    public static let version: UInt8 = 1
+    public static let byteCount = 30
+    public static let characterCount = 48
+    public static let nonceLength = 8
+    public static let tagLength = 8
+    public static let parameterLength = 10
+
+    public var kind: ProbeKind
+    /// Encoding of the filler characters that follow the meta block.
+    public var encoding: LabelEncoding
+    public var nonce: [UInt8]
+    /// Total payload characters in front of the zone, meta block included: lets the responder see truncation.
+    public var totalCharacters: Int
+    /// Kind-specific: for `download`, bytes 0-1 the requested payload size and 2-3 the record type.
+    public var parameters: [UInt8]
+
+    public init(kind: ProbeKind, encoding: LabelEncoding = .base32, nonce: [UInt8], totalCharacters: Int,
+                parameters: [UInt8] = Array(repeating: 0, count: ProbeMeta.parameterLength)) {
+        precondition(nonce.count == Self.nonceLength && parameters.count == Self.parameterLength)
+        self.kind = kind
+        self.encoding = encoding
+        self.nonce = nonce
+        self.totalCharacters = totalCharacters
+        self.parameters = parameters
+    }
+
+    public static func download(nonce: [UInt8], bytes: Int, type: DNSType, encoding: LabelEncoding = .base32,
+                                totalCharacters: Int = characterCount) -> ProbeMeta {
+        var p = [UInt8](repeating: 0, count: parameterLength)
+        p[0] = UInt8(truncatingIfNeeded: bytes >> 8)
+        p[1] = UInt8(truncatingIfNeeded: bytes)
+        p[2] = UInt8(truncatingIfNeeded: type.rawValue >> 8)
+        p[3] = UInt8(truncatingIfNeeded: type.rawValue)
+        return ProbeMeta(kind: .download, encoding: encoding, nonce: nonce, totalCharacters: totalCharacters, parameters: p)
+    }
+
+    /// For `download`: the payload size asked for.
+    public var requestedBytes: Int { Int(parameters[0]) << 8 | Int(parameters[1]) }
+    /// For `download`: the record type asked for.
+    public var requestedType: DNSType { DNSType(rawValue: UInt16(parameters[2]) << 8 | UInt16(parameters[3])) }
+
+    static func encodingCode(_ e: LabelEncoding) -> UInt8 {
+        switch e {
+        case .base32: 0
+        case .base36: 1
+        case .base64url: 2
+        case .base128: 3
+        }
+    }
+
+    static func encoding(code: UInt8) -> LabelEncoding? {
+        switch code {
+        case 0: .base32
+        case 1: .base36
+        case 2: .base64url
+        case 3: .base128
+        default: nil
+        }
+    }
+
+    /// The 22 authenticated bytes in front of the tag.
+    var body: [UInt8] {
+        var b: [UInt8] = [Self.version << 4 | kind.rawValue, Self.encodingCode(encoding)]
+        b.reserveCapacity(Self.byteCount)
+        b += nonce
+        b.append(UInt8(truncatingIfNeeded: totalCharacters >> 8))
+        b.append(UInt8(truncatingIfNeeded: totalCharacters))
+        b += parameters
+        return b
+    }
+
+    /// The zone is bound into the tag so a probe cannot be replayed under another zone.
+    static func tag(body: [UInt8], zone: DNSName, key: ProbeKey) -> [UInt8] {
+        Keystream.tag(key: key, Array(zone.lowercased().description.utf8), body)
+    }
+
+    /// The 48 lowercase base32 characters of the sealed meta block.
+    public func sealed(zone: DNSName, key: ProbeKey) -> [UInt8] {
+        let b = body
+        return LabelEncoding.base32.encode(b + Self.tag(body: b, zone: zone, key: key))
+    }
+
+    /// Reads and authenticates the meta block at the start of `characters`.
+    public static func open(_ characters: ArraySlice<UInt8>, zone: DNSName, key: ProbeKey) throws(ProbeError) -> ProbeMeta {
+        guard characters.count >= characterCount else { throw ProbeError(.notAProbe, "payload shorter than the meta block") }
+        let bytes: [UInt8]
+        do {
+            bytes = try LabelEncoding.base32.decode(Array(characters.prefix(characterCount)))
+        } catch {
+            throw ProbeError(.notAProbe, "meta block is not base32")
+        }
+        guard bytes.count == byteCount else { throw ProbeError(.notAProbe, "meta block has \(bytes.count) bytes") }
+        guard bytes[0] >> 4 == version else { throw ProbeError(.unsupportedVersion, "probe version \(bytes[0] >> 4)") }
+        let body = Array(bytes[0..<(byteCount - tagLength)])
+        guard Keystream.equal(tag(body: body, zone: zone, key: key), Array(bytes[(byteCount - tagLength)...])) else {
+            throw ProbeError(.badTag, "meta block tag does not verify")
+        }
+        guard let kind = ProbeKind(rawValue: bytes[0] & 0x0F) else { throw ProbeError(.unknownKind, "probe kind \(bytes[0] & 0x0F)") }
+        guard let encoding = encoding(code: bytes[1] & 0x03), bytes[1] & 0xFC == 0 else {
+            throw ProbeError(.notAProbe, "unknown flags \(bytes[1])")
+        }
+        return ProbeMeta(kind: kind, encoding: encoding, nonce: Array(bytes[2..<10]),
+                         totalCharacters: Int(bytes[10]) << 8 | Int(bytes[11]), parameters: Array(bytes[12..<22]))
+    }
+}
+
+public struct ProbeError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable {
+        case notAProbe, unsupportedVersion, badTag, unknownKind, outOfRange, unsupportedType, malformedReply
+    }
+    public let code: Code
+    public let reason: String
+    public init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+    public var description: String { reason }
+    public static func == (a: ProbeError, b: ProbeError) -> Bool { a.code == b.code }
+    public func hash(into h: inout Hasher) { h.combine(code) }
+}

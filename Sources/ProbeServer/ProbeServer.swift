@@ -1,0 +1,111 @@
+public import Logging
+public import NIOCore
+import NIOPosix
+import NIOConcurrencyHelpers
+
+/// The authoritative probe responder on SwiftNIO datagram channels, one per listen address.
+public final class ProbeServer: Sendable {
+    public struct Statistics: Sendable, CustomStringConvertible {
+        public var counts: [ProbeResponder.Disposition: Int] = [:]
+        public var rateLimited = 0
+        public var description: String {
+            let parts = ProbeResponder.Disposition.allCases.compactMap { d in counts[d].map { "\(d.rawValue)=\($0)" } }
+            return (parts + ["rateLimited=\(rateLimited)"]).joined(separator: " ")
+        }
+    }
+
+    private let responder: ProbeResponder
+    private let rateLimit: Double
+    private let logger: Logger
+    private let group: MultiThreadedEventLoopGroup
+    private let channels = NIOLockedValueBox<[any Channel]>([])
+    private let stats = NIOLockedValueBox(Statistics())
+
+    public init(responder: ProbeResponder, ratePerSourcePerSecond: Double, threads: Int = 1, logger: Logger) {
+        self.responder = responder
+        self.rateLimit = ratePerSourcePerSecond
+        self.logger = logger
+        self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
+    }
+
+    /// Binds every address; returns the bound addresses (port 0 becomes the real port).
+    public func start(listen addresses: [SocketAddress]) async throws -> [SocketAddress] {
+        var bound: [SocketAddress] = []
+        for address in addresses {
+            let handler: @Sendable () -> ResponderHandler = { [responder, rateLimit, logger, stats] in
+                ResponderHandler(responder: responder, limiter: SourceRateLimiter(ratePerSecond: rateLimit),
+                                 logger: logger, stats: stats)
+            }
+            let channel = try await DatagramBootstrap(group: group)
+                .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 65_536))
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler()) }
+                }
+                .bind(to: address).get()
+            channels.withLockedValue { $0.append(channel) }
+            if let local = channel.localAddress { bound.append(local) }
+            logger.info("listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+        }
+        return bound
+    }
+
+    /// Waits until every channel is closed (by `stop()` or an error).
+    public func wait() async throws {
+        for channel in channels.withLockedValue({ $0 }) { try await channel.closeFuture.get() }
+    }
+
+    /// Closes the channels; answers already queued go out first.
+    public func stop() async {
+        for channel in channels.withLockedValue({ $0 }) { try? await channel.close() }
+        try? await group.shutdownGracefully()
+    }
+
+    public var statistics: Statistics { stats.withLockedValue { $0 } }
+}
+
+final class ResponderHandler: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+
+    private let responder: ProbeResponder
+    private var limiter: SourceRateLimiter
+    private let logger: Logger
+    private let stats: NIOLockedValueBox<ProbeServer.Statistics>
+
+    init(responder: ProbeResponder, limiter: SourceRateLimiter, logger: Logger, stats: NIOLockedValueBox<ProbeServer.Statistics>) {
+        self.responder = responder
+        self.limiter = limiter
+        self.logger = logger
+        self.stats = stats
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        let source = envelope.remoteAddress
+        let sourceKey: [UInt8] = switch source {
+        case .v4(let a): withUnsafeBytes(of: a.address.sin_addr) { Array($0) }
+        case .v6(let a): withUnsafeBytes(of: a.address.sin6_addr) { Array($0) }
+        default: []
+        }
+        guard limiter.allow(source: sourceKey, nowNanos: NIODeadline.now().uptimeNanoseconds) else {
+            stats.withLockedValue { $0.rateLimited += 1 }
+            return
+        }
+        let bytes = Array(envelope.data.readableBytesView)
+        let outcome = responder.respond(to: bytes)
+        stats.withLockedValue { $0.counts[outcome.disposition, default: 0] += 1 }
+        if logger.logLevel <= .trace {
+            logger.trace("query", metadata: ["from": "\(source)", "bytes": "\(bytes.count)",
+                                             "disposition": "\(outcome.disposition.rawValue)"])
+        }
+        guard let response = outcome.response else { return }
+        let buffer = context.channel.allocator.buffer(bytes: response)
+        context.writeAndFlush(wrapOutboundOut(AddressedEnvelope(remoteAddress: source, data: buffer)), promise: nil)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A datagram socket error (e.g. ICMP unreachable reported back) concerns one peer, not the server.
+        logger.debug("socket error", metadata: ["error": "\(error)"])
+    }
+}

@@ -1,0 +1,53 @@
+public import Foundation
+
+/// Writes report documents and their renderings into a run directory.
+public enum ReportWriter {
+    public static func encoder() -> JSONEncoder {
+        let e = JSONEncoder()
+        e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return e
+    }
+
+    public static func json<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try encoder().encode(value), as: UTF8.self) + "\n"
+    }
+
+    /// Writes `files` (name -> text) under `directory`, creating it. Throws with the path that failed.
+    public static func write(_ files: [(String, String)], to directory: String) throws(ReportWriteError) {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ReportWriteError(path: directory, reason: "cannot create directory (\(error.localizedDescription))")
+        }
+        for (name, text) in files {
+            let path = (directory as NSString).appendingPathComponent(name)
+            do {
+                try text.write(toFile: path, atomically: true, encoding: .utf8)
+            } catch {
+                throw ReportWriteError(path: path, reason: "cannot write (\(error.localizedDescription))")
+            }
+        }
+    }
+
+    /// A run id that sorts by time: `20261121-184800-scan-3f9a`.
+    public static func runID(kind: String, date: Date = Date()) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "UTC")
+        f.dateFormat = "yyyyMMdd-HHmmss"
+        let suffix = String(UInt16.random(in: 0...UInt16.max), radix: 16)
+        return "\(f.string(from: date))-\(kind)-\(suffix)"
+    }
+
+    public static func timestamp(_ date: Date = Date()) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f.string(from: date)
+    }
+}
+
+public struct ReportWriteError: Error, CustomStringConvertible, Sendable {
+    public let path: String
+    public let reason: String
+    public var description: String { "\(path): \(reason)" }
+}

@@ -1,0 +1,96 @@
+extension ScanReport {
+    /// `scan.md`: what a person reads first, accepted pairs at the top.
+    public func markdown() -> String {
+        var out: [String] = []
+        out.append("# Resolver scan \(run.id)")
+        out.append("")
+        if !run.complete {
+            out.append("> **Incomplete run** (\(run.interruption ?? "interrupted")): the figures below cover only the pairs that finished.")
+            out.append("")
+        }
+        out.append("- Domains: \(settings.domains.joined(separator: ", "))")
+        out.append("- Resolvers: \(input.resolvers); pairs tested: \(summary.pairs) of \(summary.pairs + summary.notTested); accepted: **\(summary.accepted)**, rejected: \(summary.rejected)")
+        out.append("- Encoding \(settings.encoding), record type \(settings.recordType), timeout \(settings.timeoutMs) ms, \(settings.attempts) attempts per size, \(settings.confirmProbes) confirmation probes per direction")
+        out.append("- Vantage \(run.vantage), seed \(run.seed), \(summary.queries) queries in \(String(format: "%.1f", summary.durationSeconds)) s, started \(run.startedAt)")
+        out.append("")
+        out.append("## Synced MTU (minimum over accepted pairs)")
+        out.append("")
+        if let up = synced.upload, let down = synced.download {
+            out.append("| direction | payload bytes | on the wire |")
+            out.append("|---|---:|---|")
+            out.append("| upload | \(up) | QNAME of \(synced.uploadQnameChars.map(String.init) ?? "-") characters |")
+            out.append("| download | \(down) | response of \(synced.downloadResponseSize.map(String.init) ?? "-") bytes |")
+        } else {
+            out.append("No pair was accepted.")
+        }
+        if let optimized {
+            out.append("")
+            out.append("Optimizer (not applied): upload \(optimized.upload), download \(optimized.download) by dropping \(optimized.dropped.count) pair(s). Rule: \(optimized.rule).")
+        }
+        out.append("")
+        let accepted = pairs.filter(\.accepted).sorted {
+            ($0.download?.bytes ?? 0, $0.upload?.bytes ?? 0) > ($1.download?.bytes ?? 0, $1.upload?.bytes ?? 0)
+        }
+        if !accepted.isEmpty {
+            out.append("## Accepted pairs")
+            out.append("")
+            out.append("| resolver | domain | up bytes | QNAME chars | down bytes | response bytes | RTT ms | confirmed |")
+            out.append("|---|---|---:|---:|---:|---:|---:|---:|")
+            for p in accepted {
+                let conf = p.confirmation.map { "\($0.succeeded)/\($0.sent)" } ?? "-"
+                out.append("| \(p.resolver) | \(p.domain) | \(p.upload?.bytes ?? 0) | \(p.upload?.qnameChars ?? 0) | \(p.download?.bytes ?? 0) | \(p.download?.responseSize ?? 0) | \(p.rttMs.map { String(format: "%.1f", $0) } ?? "-") | \(conf) |")
+            }
+            out.append("")
+        }
+        let rejected = pairs.filter { !$0.accepted }
+        if !rejected.isEmpty {
+            out.append("## Rejected pairs")
+            out.append("")
+            out.append("| reason | pairs |")
+            out.append("|---|---:|")
+            for (reason, n) in summary.rejectedBy.sorted(by: { ($0.value, $1.key) > ($1.value, $0.key) }) {
+                out.append("| \(reason) | \(n) |")
+            }
+            out.append("")
+            out.append("| resolver | domain | reason |")
+            out.append("|---|---|---|")
+            for p in rejected.prefix(200) { out.append("| \(p.resolver) | \(p.domain) | \(p.reason ?? "-") |") }
+            if rejected.count > 200 { out.append("| ... | | \(rejected.count - 200) more in scan.json |") }
+            out.append("")
+        }
+        if !input.listIssues.isEmpty {
+            out.append("## Resolver list lines skipped")
+            out.append("")
+            for issue in input.listIssues.prefix(50) { out.append("- \(issue)") }
+            out.append("")
+        }
+        out.append("Definitions: upload bytes = payload bytes the longest intact QNAME carries in \(settings.encoding) (RFC 1035 2.3.4: 63-octet labels, 253-character names) less \(settings.frameOverhead) bytes of frame overhead; download bytes = payload bytes in one \(settings.recordType) response; response bytes = size of the largest DNS message that arrived intact; RTT = median over the pair's answered probes.")
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    /// MasterDnsVPN's success file: `{IP} ({DOMAIN}) - UP: {UP} DOWN: {DOWN}` per accepted pair.
+    public func masterDnsVPNSuccessLines() -> String {
+        pairs.filter(\.accepted).map { p in
+            "\(p.resolver) (\(p.domain)) - UP: \(p.upload?.bytes ?? 0) DOWN: \(p.download?.bytes ?? 0)"
+        }.joined(separator: "\n") + "\n"
+    }
+
+    /// MasterDnsVPN's resolver list: one accepted resolver per line.
+    public func masterDnsVPNResolverList() -> String {
+        var seen = Set<String>()
+        return pairs.filter(\.accepted).compactMap { seen.insert($0.resolver).inserted ? $0.resolver : nil }
+            .joined(separator: "\n") + "\n"
+    }
+
+    /// iodine flags for the synced path: `-m` downstream fragment size, `-M` hostname length, `-T` query type.
+    public func iodineFlags() -> String {
+        guard let down = synced.download, let chars = synced.uploadQnameChars else {
+            return "# no pair accepted: no iodine flags\n"
+        }
+        let type = settings.recordType == "TXT" || settings.recordType == "NULL" || settings.recordType == "CNAME"
+            || settings.recordType == "MX" || settings.recordType == "SRV" || settings.recordType == "A"
+            ? settings.recordType : "TXT"
+        return "# measured: download \(down) payload bytes per response, QNAME up to \(chars) characters\n"
+            + "-m \(min(down, 1800)) -M \(max(10, min(chars, 255))) -T \(type)\n"
+    }
+}

@@ -1,0 +1,236 @@
+import ArgumentParser
+import Foundation
+import Lab
+import Logging
+
+/// `tunnelprobe lab`: parses arguments and calls the Lab module.
+struct LabCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lab",
+        abstract: "A namespace testbed: a client, a real unbound resolver and the probe responder.",
+        discussion: """
+            Three network namespaces (client, resolver, server) joined by veth pairs on \
+            198.18.0.0/15. unbound in the resolver namespace answers the client on 198.18.0.1 \
+            and on every address of 198.18.4.0/22, and delegates the lab domain to \
+            `tunnelprobe serve` in the server namespace. Needs root, iproute2 and unbound.
+
+            Example:
+              tunnelprobe lab up --resolver-udp-limit 1232
+              tunnelprobe lab exec -- tunnelprobe scan --domain vpn.lab.test 198.18.0.1
+              tunnelprobe lab down
+            """,
+        subcommands: [Up.self, Down.self, Status.self, Exec.self]
+    )
+}
+
+/// The options every lab subcommand shares.
+struct LabSelection: ParsableArguments {
+    @Option(help: "The lab's name: 1 to 8 characters from a-z and 0-9.")
+    var name = "default"
+
+    @Option(help: "Directory that holds each lab's state directory.")
+    var stateRoot = LabConfig.defaultStateRoot
+
+    @Flag(name: .shortAndLong, help: "Log each step and command to stderr.")
+    var verbose = false
+
+    func validate() throws {
+        do {
+            try LabConfig.validate(name: name)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    var logger: Logger {
+        var logger = Logger(label: "tunnelprobe.lab", factory: { StreamLogHandler.standardError(label: $0) })
+        logger.logLevel = verbose ? .debug : .warning
+        return logger
+    }
+}
+
+extension LabCommand {
+    struct Up: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Build the lab (idempotent) and wait until unbound and the responder answer.",
+            discussion: """
+                A lab that is already up with the same settings is left as it is; one with other \
+                settings, or a broken one, is rebuilt. On failure everything is removed again.
+
+                Example:
+                  tunnelprobe lab up --name demo --resolver-udp-limit 777 --resolver-caps-for-id --json
+                """
+        )
+
+        @OptionGroup var lab: LabSelection
+
+        @Option(help: "The domain unbound delegates to the responder.")
+        var domain = "vpn.lab.test"
+
+        @Option(help: "Largest UDP response unbound sends the client (unbound max-udp-size); larger answers get TC.")
+        var resolverUDPLimit: Int?
+
+        @Flag(help: "Enable unbound use-caps-for-id (0x20 case randomisation of upstream queries).")
+        var resolverCapsForID = false
+
+        @Flag(inversion: .prefixedNo, help: "unbound qname-minimisation (RFC 9156).")
+        var qnameMinimisation = true
+
+        @Flag(help: "Print the lab status as JSON.")
+        var json = false
+
+        func validate() throws {
+            if let limit = resolverUDPLimit, !LabConfig.udpLimitRange.contains(limit) {
+                throw ValidationError(
+                    "--resolver-udp-limit must be within \(LabConfig.udpLimitRange.lowerBound)...\(LabConfig.udpLimitRange.upperBound)"
+                )
+            }
+        }
+
+        func run() async throws {
+            let config = LabConfig(
+                name: lab.name,
+                domain: domain,
+                resolverUDPLimit: resolverUDPLimit,
+                resolverCapsForID: resolverCapsForID,
+                qnameMinimisation: qnameMinimisation,
+                serverCommand: [LabCLI.currentExecutable(), "serve"],
+                stateRoot: lab.stateRoot
+            )
+            let status: LabStatus
+            do {
+                status = try await Lab.up(config, logger: lab.logger)
+            } catch {
+                throw LabCLI.fail(error)
+            }
+            if json {
+                try LabCLI.printJSON(status)
+            } else {
+                print(LabCLI.describe(status), terminator: "")
+                print("Run commands in the client namespace with: tunnelprobe lab exec --name \(status.name) -- COMMAND")
+            }
+        }
+    }
+
+    struct Down: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stop the lab's daemons and remove its namespaces and state (idempotent).",
+            discussion: """
+                Works on whatever a killed `lab up` left behind: everything is found from the name.
+
+                Example:
+                  tunnelprobe lab down --name demo
+                """
+        )
+
+        @OptionGroup var lab: LabSelection
+
+        func run() async throws {
+            do {
+                try await Lab.down(name: lab.name, stateRoot: lab.stateRoot, logger: lab.logger)
+            } catch {
+                throw LabCLI.fail(error)
+            }
+            print("lab \(lab.name) is down")
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the lab's addresses, daemons and health; exit 1 unless it is up and healthy.",
+            discussion: """
+                Example:
+                  tunnelprobe lab status --name demo --json
+                """
+        )
+
+        @OptionGroup var lab: LabSelection
+
+        @Flag(help: "Print the status as JSON.")
+        var json = false
+
+        func run() async throws {
+            guard let status = await Lab.status(name: lab.name, stateRoot: lab.stateRoot) else {
+                LabCLI.printError("lab \(lab.name) is not up")
+                throw ExitCode.failure
+            }
+            if json {
+                try LabCLI.printJSON(status)
+            } else {
+                print(LabCLI.describe(status), terminator: "")
+            }
+            if !status.healthy { throw ExitCode.failure }
+        }
+    }
+
+    struct Exec: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run a command in the lab's client namespace and exit with its status.",
+            discussion: """
+                Everything after `--` is the command; stdin, stdout and stderr are passed through.
+
+                Example:
+                  tunnelprobe lab exec --name demo -- ip -o addr
+                """
+        )
+
+        @OptionGroup var lab: LabSelection
+
+        @Argument(parsing: .postTerminator, help: "The command and its arguments, after `--`.")
+        var command: [String] = []
+
+        func validate() throws {
+            if command.isEmpty { throw ValidationError("give the command after `--`, e.g. lab exec -- ip -o addr") }
+        }
+
+        func run() async throws {
+            let status: Int32
+            do {
+                status = try await Lab.exec(name: lab.name, stateRoot: lab.stateRoot, command: command)
+            } catch {
+                throw LabCLI.fail(error)
+            }
+            if status != 0 { throw ExitCode(status) }
+        }
+    }
+}
+
+/// Output helpers of the lab subcommands.
+enum LabCLI {
+    /// The running binary, so that the responder is the same build as the CLI.
+    static func currentExecutable() -> String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data("tunnelprobe: error: \(message)\n".utf8))
+    }
+
+    /// Prints the error's one line and returns the exit code to throw.
+    static func fail(_ error: LabError) -> ExitCode {
+        printError(error.message)
+        return ExitCode.failure
+    }
+
+    static func printJSON(_ status: LabStatus) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(status), as: UTF8.self))
+    }
+
+    static func describe(_ status: LabStatus) -> String {
+        let limit = status.resolverUDPLimit.map { "\($0) bytes" } ?? "unbound default"
+        var text = "lab \(status.name): \(status.healthy ? "healthy" : "NOT healthy")\n"
+        text += "  namespaces  client \(status.namespaces.client), resolver \(status.namespaces.resolver), server \(status.namespaces.server)\n"
+        text += "  client      \(status.clientAddress)\n"
+        text += "  resolver    \(status.resolverAddress):\(status.resolverPort), aliases \(status.resolverAliases), UDP limit \(limit)\n"
+        text += "  server      \(status.serverAddress):53, domain \(status.domain.isEmpty ? "(unknown)" : status.domain)\n"
+        text += "  key         \(status.keyFile)\n"
+        for process in status.processes {
+            let role = process.role.padding(toLength: 11, withPad: " ", startingAt: 0)
+            text += "  \(role) pid \(process.pid) \(process.running ? "running" : "NOT running"), log \(process.log)\n"
+        }
+        text += "  state       \(status.stateDirectory)\n"
+        return text
+    }
+}

@@ -1,0 +1,248 @@
+import ArgumentParser
+import DNSWire
+import Foundation
+import NIOCore
+import ProbeClient
+import ProbeProtocol
+import Reports
+import Synchronization
+
+struct ScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "Find the resolver-domain pairs that carry a tunnel, and their upload and download MTU.",
+        discussion: """
+        Stages, cheapest first; a pair is dropped at its first failure with the reason kept:
+        reachability -> honest answers -> upload MTU -> download MTU -> confirmation.
+        Writes scan.json, scan.md and exports for MasterDnsVPN and iodine into reports/<run-id>/.
+
+        Example:
+          tunnelprobe scan --resolvers resolvers.txt --domain t.example.com --key-file probe.key
+        """
+    )
+
+    @Option(name: .customLong("resolver"), help: "A resolver: ip, ip:port, [v6]:port or a CIDR block (repeatable).")
+    var resolverEntries: [String] = []
+
+    @Option(name: .customLong("resolvers"), help: "File of resolvers, one per line (# comments).")
+    var resolverFiles: [String] = []
+
+    @Option(name: .customLong("domain"), help: "Tunnel domain served by `tunnelprobe serve` (repeatable).")
+    var domains: [String] = []
+
+    @Option(help: "File with the pre-shared key (hexadecimal).")
+    var keyFile: String
+
+    @Option(help: "Upload label encoding: base32, base36, base64url, base128.")
+    var encoding: String = "base32"
+
+    @Option(help: "Record type for download probes: TXT, NULL, CNAME, MX, SRV, A, AAAA.")
+    var recordType: String = "TXT"
+
+    @Option(help: "Seconds to wait for each answer.")
+    var timeout: Double = 2.0
+
+    @Option(help: "Tries per size when a probe times out or gets SERVFAIL.")
+    var attempts: Int = 2
+
+    @Option(help: "Pairs scanned at once.")
+    var concurrency: Int = 256
+
+    @Option(help: "Queries per second sent to any one resolver (0 = no pacing).")
+    var perResolverQps: Double = 100
+
+    @Option(help: "Confirmation probes per direction at the chosen sizes.")
+    var confirm: Int = 3
+
+    @Option(help: "Stop once this many pairs are accepted.")
+    var minValid: Int?
+
+    @Option(help: "Largest upload tried, in payload characters (default: all the name can hold).")
+    var uploadMaxChars: Int?
+
+    @Option(help: "Smallest download payload tried, in bytes.")
+    var downloadMin: Int = 20
+
+    @Option(help: "Largest download payload tried, in bytes.")
+    var downloadMax: Int = 4096
+
+    @Option(help: "Tunnel frame bytes to subtract from upload.bytes (e.g. 14 for MasterDnsVPN).")
+    var frameOverhead: Int = 0
+
+    @Option(help: "Largest number of addresses taken from one CIDR block.")
+    var cidrCap: Int = ResolverList.defaultCIDRCap
+
+    @Option(help: "Seed for every random choice (order, DNS ids); random when absent, always reported.")
+    var seed: UInt64?
+
+    @Option(help: "Report directory (default reports/<run-id>).")
+    var out: String?
+
+    @Option(help: "Where this scan runs from, recorded in the report (default: host name).")
+    var vantage: String?
+
+    @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        guard !domains.isEmpty else { throw ValidationError("give at least one --domain") }
+        guard !resolverEntries.isEmpty || !resolverFiles.isEmpty else {
+            throw ValidationError("give --resolver or --resolvers FILE")
+        }
+        guard LabelEncoding(rawValue: encoding) != nil else {
+            throw ValidationError("--encoding must be one of base32, base36, base64url, base128")
+        }
+        guard let t = DNSType(name: recordType), DownloadLayout.supportedTypes.contains(t) else {
+            throw ValidationError("--record-type must be one of TXT, NULL, CNAME, MX, SRV, A, AAAA")
+        }
+        guard timeout > 0, timeout <= 60 else { throw ValidationError("--timeout must be in (0, 60] seconds") }
+        guard (1...10).contains(attempts) else { throw ValidationError("--attempts must be 1...10") }
+        guard (1...10_000).contains(concurrency) else { throw ValidationError("--concurrency must be 1...10000") }
+        guard perResolverQps >= 0 else { throw ValidationError("--per-resolver-qps must be 0 or more") }
+        guard (0...100).contains(confirm) else { throw ValidationError("--confirm must be 0...100") }
+        guard 1 <= downloadMin, downloadMin <= downloadMax, downloadMax <= 65_000 else {
+            throw ValidationError("--download-min and --download-max must satisfy 1 <= min <= max <= 65000")
+        }
+        if let m = minValid, m < 1 { throw ValidationError("--min-valid must be 1 or more") }
+        if let u = uploadMaxChars, u < ProbeMeta.characterCount {
+            throw ValidationError("--upload-max-chars must be at least \(ProbeMeta.characterCount) (the probe's meta block)")
+        }
+        guard frameOverhead >= 0 else { throw ValidationError("--frame-overhead must be 0 or more") }
+    }
+
+    func run() async throws {
+        let logger = common.logger("tunnelprobe.scan")
+        let started = Date()
+        let key: ProbeKey
+        do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
+        var zones: [DNSName] = []
+        for d in domains {
+            do { zones.append(try DNSName(d)) } catch { throw fail("--domain \(d): \(error)", .validationFailure) }
+        }
+        var list = ResolverList()
+        for entry in resolverEntries {
+            do { try ResolverList.parse(entry: entry, cidrCap: cidrCap).0.forEach { list.add($0) } } catch {
+                throw fail("--resolver \(entry): \(error)", .validationFailure)
+            }
+        }
+        for file in resolverFiles {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw fail("--resolvers \(file): cannot read the file", Exit.badInput)
+            }
+            list.add(text: text, source: file, cidrCap: cidrCap)
+        }
+        for issue in list.issues { logger.warning("\(issue)") }
+        guard !list.resolvers.isEmpty else { throw fail("no usable resolver in the input", Exit.badInput) }
+
+        let seed = seed ?? UInt64.random(in: 0...UInt64.max)
+        var configuration = ScanConfiguration(resolvers: list.resolvers, domains: zones)
+        configuration.encoding = LabelEncoding(rawValue: encoding)!
+        configuration.recordType = DNSType(name: recordType)!
+        configuration.timeout = .milliseconds(Int64(timeout * 1000))
+        configuration.attempts = attempts
+        configuration.concurrency = concurrency
+        configuration.perResolverQPS = perResolverQps
+        configuration.confirmProbes = confirm
+        configuration.minValid = minValid
+        configuration.uploadCharacters = ProbeMeta.characterCount...(uploadMaxChars ?? QNameCapacity.maxNameCharacters)
+        configuration.downloadBytes = downloadMin...downloadMax
+        configuration.frameOverhead = frameOverhead
+        configuration.seed = seed
+
+        let engine = QueryEngine(seed: seed)
+        let prober = Prober(engine: engine, key: key, encoding: configuration.encoding, timeout: configuration.timeout,
+                            pacer: perResolverQps > 0 ? Pacer(queriesPerSecond: perResolverQps) : nil)
+        let scanner = Scanner(configuration: configuration, prober: prober)
+        let progress = common.showsProgress ? ProgressLine() : nil
+        var report: (@Sendable (ScanProgress) -> Void)?
+        if let progress { report = { progress.update($0) } }
+        let onProgress = report
+        let task = Task { await scanner.run(progress: onProgress) }
+        let interruption = Mutex<String?>(nil)
+        let trap = SignalTrap { sig in
+            interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" }
+            task.cancel()
+        }
+        let result = await task.value
+        trap.release()
+        progress?.finish()
+        await engine.shutdown()
+
+        let finished = Date()
+        let runID = ReportWriter.runID(kind: "scan", date: started)
+        let reason = interruption.withLock { $0 }
+        let run = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments,
+                          vantage: vantage ?? hostName(), seed: seed, startedAt: ReportWriter.timestamp(started),
+                          finishedAt: ReportWriter.timestamp(finished), complete: reason == nil && !result.interrupted,
+                          interruption: reason)
+        let document = ScanReport.build(run: run, configuration: configuration, list: list, result: result,
+                                      duration: finished.timeIntervalSince(started))
+        let directory = out ?? "reports/\(runID)"
+        do {
+            try ReportWriter.write([
+                ("scan.json", try ReportWriter.json(document)),
+                ("scan.md", document.markdown()),
+                ("masterdnsvpn-success.txt", document.masterDnsVPNSuccessLines()),
+                ("masterdnsvpn-resolvers.txt", document.masterDnsVPNResolverList()),
+                ("iodine-flags.txt", document.iodineFlags()),
+            ], to: directory)
+        } catch {
+            throw fail("\(error)", Exit.environment)
+        }
+        if common.json {
+            print(try ReportWriter.json(document), terminator: "")
+        } else if !common.quiet {
+            print(document.summaryLine(directory: directory))
+        }
+        if reason != nil { throw Exit.interrupted }
+        if document.summary.accepted == 0 { throw Exit.checksFailed }
+    }
+}
+
+extension ScanReport {
+    static func build(run: RunInfo, configuration c: ScanConfiguration, list: ResolverList, result: ScanResult,
+                      duration: Double) -> ScanReport {
+        let settings = ScanSettings(
+            domains: c.domains.map(\.description), encoding: c.encoding.rawValue, recordType: c.recordType.description,
+            timeoutMs: Int(c.timeout.nanoseconds / 1_000_000), attempts: c.attempts, concurrency: c.concurrency,
+            perResolverQPS: c.perResolverQPS, confirmProbes: c.confirmProbes, minValid: c.minValid,
+            uploadCharacters: .init(min: c.uploadCharacters.lowerBound, max: c.uploadCharacters.upperBound),
+            downloadBytes: .init(min: c.downloadBytes.lowerBound, max: c.downloadBytes.upperBound),
+            frameOverhead: c.frameOverhead, ednsSize: 4096)
+        let rejected = result.pairs.filter { !$0.accepted }
+        let byReason = Dictionary(grouping: rejected, by: { "\($0.stage ?? "?"): \($0.failure ?? "?")" }).mapValues(\.count)
+        let summary = Summary(pairs: result.pairs.count, accepted: result.pairs.count - rejected.count,
+                              rejected: rejected.count, notTested: result.notTested, rejectedBy: byReason,
+                              queries: result.queries, durationSeconds: duration)
+        return ScanReport(run: run, settings: settings,
+                          input: InputSummary(resolvers: c.resolvers.count, listIssues: list.issues.map(\.description)),
+                          pairs: result.pairs, synced: SyncedMTU.synced(result.pairs),
+                          optimized: SyncedMTU.optimize(result.pairs), summary: summary)
+    }
+
+    func summaryLine(directory: String) -> String {
+        var s = "\(summary.accepted) of \(summary.pairs) pairs accepted"
+        if let up = synced.upload, let down = synced.download {
+            s += "; synced MTU upload \(up) B (QNAME \(synced.uploadQnameChars ?? 0) chars), download \(down) B (response \(synced.downloadResponseSize ?? 0) B)"
+        }
+        if summary.notTested > 0 { s += "; \(summary.notTested) not tested" }
+        if !run.complete { s += " [incomplete: \(run.interruption ?? "interrupted")]" }
+        return s + "\nreport: \(directory)/scan.md"
+    }
+}
+
+/// The terminal progress line: done/accepted/rejected/ETA, redrawn at most ten times a second.
+final class ProgressLine: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last = Date.distantPast
+
+    func update(_ p: ScanProgress) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard Date().timeIntervalSince(last) >= 0.1 || p.done == p.total else { return }
+        last = Date()
+        let eta = p.etaSeconds.map { String(format: "%.0f s", $0) } ?? "-"
+        FileHandle.standardError.write(Data("\r\u{1B}[Kscan: \(p.done)/\(p.total) done, \(p.accepted) accepted, \(p.rejected) rejected, ETA \(eta)".utf8))
+    }
+
+    func finish() { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+}
