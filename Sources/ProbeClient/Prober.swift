@@ -55,6 +55,13 @@ public struct ProbeOutcome: Sendable {
     public var caseChanged = false
     public var ok: Bool { failure == nil }
 
+    public init(failure: ProbeFailure? = nil, detail: String? = nil, rttNanos: UInt64? = nil, responseSize: Int? = nil) {
+        self.failure = failure
+        self.detail = detail
+        self.rttNanos = rttNanos
+        self.responseSize = responseSize
+    }
+
     static func fail(_ f: ProbeFailure, _ detail: String? = nil, rtt: UInt64? = nil, size: Int? = nil) -> ProbeOutcome {
         ProbeOutcome(failure: f, detail: detail, rttNanos: rtt, responseSize: size)
     }

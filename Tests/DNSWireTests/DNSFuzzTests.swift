@@ -1,0 +1,141 @@
+import DNSWire
+import Testing
+
+/// Seeded mutation fuzzing of the parser.
+///
+/// What is asserted, precisely: for every input x, `DNSMessage(parsing: x)` returns or throws
+/// a `DNSWireError` (a trap would kill the test process). When it returns m:
+///   1. m serializes without error, compressed and uncompressed;
+///   2. both serializations parse back to a message equal to m (names compared byte-exactly,
+///      so letter case survives; unknown RDATA survives as raw bytes);
+///   3. serializing that re-parsed message gives the same bytes again.
+/// Not asserted: that serialize(parse(x)) == x. Parsing drops the header Z bit, the OPT Z
+/// bits, trailing bytes and the original compression layout, and may move OPT to the front
+/// of the additional section.
+/// `DNSMessage.summary` runs on every input too; when the full parse succeeds its header and
+/// first question must agree with it.
+@Suite("DNSMessage fuzzing")
+struct DNSFuzzTests {
+    static let seed: UInt64 = 0x7E57_F022
+
+    static var corpus: [[UInt8]] {
+        get throws {
+            var messages = [Fixtures.tunnelQuery, Fixtures.everyType]
+            var withAnswer = Fixtures.tunnelQuery
+            withAnswer.header.isResponse = true
+            withAnswer.answers = [DNSResourceRecord(name: withAnswer.questions[0].name, ttl: 0,
+                                                    rdata: .txt([Array("payload".utf8), [0, 1, 2]]))]
+            messages.append(withAnswer)
+            var seeds = try messages.map { try $0.serialized() }
+            seeds.append(try Fixtures.everyType.serialized(compress: false))
+            return seeds
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func mutatedMessages() throws {
+        let corpus = try Self.corpus
+        var rng = SplitMix64(seed: Self.seed)
+        var parsed = 0
+        var codes: [DNSWireError.Code: Int] = [:]
+        let iterations = 200_000
+        for iteration in 0..<iterations {
+            var input = corpus[Int.random(in: 0..<corpus.count, using: &rng)]
+            for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                Self.mutate(&input, using: &rng)
+            }
+            switch Self.check(input) {
+            case .success:
+                parsed += 1
+            case .failure(let error):
+                codes[error.code, default: 0] += 1
+            }
+            if Self.failures > 0 {
+                Issue.record("seed \(Self.seed) iteration \(iteration) input \(input)")
+                break
+            }
+        }
+        // The mutations should exercise both outcomes and many error paths.
+        #expect(parsed > iterations / 50, "parsed \(parsed) of \(iterations)")
+        #expect(codes.count >= 6, "\(codes)")
+    }
+
+    @Test func randomBytes() throws {
+        var rng = SplitMix64(seed: Self.seed ^ 0xFFFF)
+        for _ in 0..<20_000 {
+            var input = rng.bytes(Int.random(in: 0...64, using: &rng))
+            if input.count >= 12, Bool.random(using: &rng) {
+                // Small counts so the body is actually read.
+                for index in 4..<12 { input[index] = index % 2 == 0 ? 0 : UInt8.random(in: 0...3, using: &rng) }
+            }
+            _ = Self.check(input)
+        }
+        #expect(Self.failures == 0)
+    }
+
+    // Checks run inside `check` record issues directly; this counts them for the early stop.
+    nonisolated(unsafe) static var failures = 0
+
+    @discardableResult
+    static func check(_ input: [UInt8]) -> Result<DNSMessage, DNSWireError> {
+        let result = Result { () throws(DNSWireError) in try DNSMessage(parsing: input) }
+        let summary = Result { () throws(DNSWireError) in try DNSMessage.summary(parsing: input) }
+        guard case .success(let message) = result else { return result }
+        do throws(DNSWireError) {
+            let compressed = try message.serialized()
+            let plain = try message.serialized(compress: false)
+            let again = try DNSMessage(parsing: compressed)
+            let againPlain = try DNSMessage(parsing: plain)
+            let reserialized = try again.serialized()
+            if again != message || againPlain != message || reserialized != compressed {
+                failures += 1
+                Issue.record("round trip changed the message: \(message) -> \(again)")
+            }
+            if case .success(let summary) = summary {
+                if summary.header != message.header || summary.question != message.questions.first {
+                    failures += 1
+                    Issue.record("summary disagrees with the full parse")
+                }
+            } else {
+                failures += 1
+                Issue.record("summary failed where the full parse succeeded")
+            }
+        } catch {
+            failures += 1
+            Issue.record("a parsed message failed to round-trip: \(error)")
+        }
+        return result
+    }
+
+    static func mutate(_ bytes: inout [UInt8], using rng: inout SplitMix64) {
+        switch Int.random(in: 0..<8, using: &rng) {
+        case 0, 1:  // flip one bit
+            guard !bytes.isEmpty else { return }
+            bytes[Int.random(in: 0..<bytes.count, using: &rng)] ^= 1 << UInt8.random(in: 0...7, using: &rng)
+        case 2:  // overwrite a byte, often with a pointer or label-type prefix
+            guard !bytes.isEmpty else { return }
+            let interesting: [UInt8] = [0, 1, 0x3F, 0x40, 0x80, 0xC0, 0xFF, 12, 41]
+            bytes[Int.random(in: 0..<bytes.count, using: &rng)] =
+                Bool.random(using: &rng) ? interesting[Int.random(in: 0..<interesting.count, using: &rng)] : UInt8.random(in: 0...255, using: &rng)
+        case 3:  // truncate
+            bytes.removeLast(Int.random(in: 0...bytes.count, using: &rng))
+        case 4:  // insert random bytes
+            let at = Int.random(in: 0...bytes.count, using: &rng)
+            bytes.insert(contentsOf: rng.bytes(Int.random(in: 1...8, using: &rng)), at: at)
+        case 5:  // delete a range
+            guard !bytes.isEmpty else { return }
+            let start = Int.random(in: 0..<bytes.count, using: &rng)
+            bytes.removeSubrange(start..<min(bytes.count, start + Int.random(in: 1...8, using: &rng)))
+        case 6:  // change a section count
+            guard bytes.count >= 12 else { return }
+            let field = 4 + 2 * Int.random(in: 0...3, using: &rng)
+            bytes[field] = 0
+            bytes[field + 1] = UInt8.random(in: 0...6, using: &rng)
+        default:  // duplicate a slice somewhere else (creates plausible names and records)
+            guard !bytes.isEmpty else { return }
+            let start = Int.random(in: 0..<bytes.count, using: &rng)
+            let slice = Array(bytes[start..<min(bytes.count, start + Int.random(in: 1...24, using: &rng))])
+            bytes.insert(contentsOf: slice, at: Int.random(in: 0...bytes.count, using: &rng))
+        }
+    }
+}

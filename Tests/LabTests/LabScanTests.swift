@@ -1,0 +1,146 @@
+import Foundation
+import Lab
+import Logging
+import Reports
+import Testing
+
+/// Whether the lab can run here; in CI (TUNNELPROBE_REQUIRE_LAB=1) a lab test that cannot run fails.
+enum ScanLabGate {
+    static let required = ProcessInfo.processInfo.environment["TUNNELPROBE_REQUIRE_LAB"] == "1"
+    static var binary: String {
+        if let b = ProcessInfo.processInfo.environment["TUNNELPROBE_BIN"] { return b }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/tunnelprobe").path
+    }
+    static var missing: String? {
+        if getuid() != 0 { return "not root" }
+        for tool in ["/usr/sbin/unbound", "/usr/sbin/ip"] where !FileManager.default.isExecutableFile(atPath: tool) && !FileManager.default.isExecutableFile(atPath: tool.replacingOccurrences(of: "/usr/sbin", with: "/sbin")) {
+            return "\(tool) missing (apt-get install unbound iproute2)"
+        }
+        if !FileManager.default.isExecutableFile(atPath: binary) { return "\(binary) not built (run `make test`)" }
+        return nil
+    }
+    static var runs: Bool { missing == nil || required }
+
+    static func check() throws {
+        if let missing { throw LabUnavailable(reason: missing) }
+    }
+}
+
+struct LabUnavailable: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { "lab test cannot run: \(reason)" }
+}
+
+struct Run {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+}
+
+func run(_ argv: [String]) throws -> Run {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    p.arguments = argv
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    try p.run()
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+}
+
+/// A lab of its own for the duration of `body`, always taken down afterwards.
+func withLab(limit: Int?, capsForID: Bool = false, _ body: (LabStatus) async throws -> Void) async throws {
+    try ScanLabGate.check()
+    let name = "s" + String(UInt32.random(in: 0...UInt32.max), radix: 36).prefix(7)
+    let logger = Logger(label: "lab-test")
+    let config = LabConfig(name: name, resolverUDPLimit: limit, resolverCapsForID: capsForID,
+                           serverCommand: [ScanLabGate.binary, "serve"])
+    let status = try await Lab.up(config, logger: logger)
+    do {
+        try await body(status)
+    } catch {
+        try? await Lab.down(name: name, logger: logger)
+        throw error
+    }
+    try await Lab.down(name: name, logger: logger)
+}
+
+func scan(_ lab: LabStatus, _ extra: [String]) throws -> ScanReport {
+    let out = FileManager.default.temporaryDirectory.appendingPathComponent("tp-scan-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: out) }
+    let argv = Lab.namespaceCommand(name: lab.name, role: .client, command: [
+        ScanLabGate.binary, "scan", "--domain", lab.domain, "--key-file", lab.keyFile, "--out", out, "--quiet", "--seed", "1",
+    ] + extra)
+    let r = try run(argv)
+    #expect(r.status == 0 || r.status == 1, "scan exited \(r.status): \(r.stderr)")
+    let data = try Data(contentsOf: URL(fileURLWithPath: out + "/scan.json"))
+    #expect(FileManager.default.fileExists(atPath: out + "/scan.md"))
+    return try JSONDecoder().decode(ScanReport.self, from: data)
+}
+
+@Suite(.serialized, .enabled(if: ScanLabGate.runs, "lab needs root, unbound, iproute2 and a built binary"))
+struct LabScanTests {
+    /// Through the real unbound, the download search lands on the resolver's UDP limit, within what TXT
+    /// strings cannot split (a new 255-byte string costs 2 bytes), and upload fills the name.
+    @Test(.timeLimit(.minutes(3)), arguments: [512, 777, 1232])
+    func downloadResponseSizeMatchesTheResolverLimit(limit: Int) async throws {
+        try await withLab(limit: limit) { lab in
+            let report = try scan(lab, ["--resolver", lab.resolverAddress, "--resolver", "198.18.4.77",
+                                        "--resolver", "198.18.0.99", "--timeout", "1"])
+            #expect(report.schema == "tunnelprobe.scan/1")
+            for address in [lab.resolverAddress, "198.18.4.77"] {
+                let pair = try #require(report.pairs.first { $0.resolver == "\(address):53" })
+                #expect(pair.accepted, "\(address): \(pair.reason ?? "")")
+                let size = try #require(pair.download?.responseSize)
+                #expect(size <= limit && size >= limit - 2, "limit \(limit): response \(size)")
+                #expect(pair.download?.limitedBy == "tc")
+                #expect(pair.upload?.payloadChars == 237 && pair.upload?.qnameChars == 253 && pair.upload?.bytes == 148)
+            }
+            let silent = try #require(report.pairs.first { $0.resolver == "198.18.0.99:53" })
+            #expect(!silent.accepted && silent.stage == "reachability" && silent.failure == "timeout")
+            #expect(report.synced.download == report.pairs.filter(\.accepted).compactMap { $0.download?.bytes }.min())
+        }
+    }
+
+    /// A "resolver" that answers for the zone with another key fakes its answers: rejected at honesty.
+    @Test(.timeLimit(.minutes(2))) func aFakingResolverIsRejected() async throws {
+        try await withLab(limit: nil) { lab in
+            let wrongKey = FileManager.default.temporaryDirectory.appendingPathComponent("tp-wrong-\(UUID().uuidString).key").path
+            try (String(repeating: "5a", count: 32) + "\n").write(toFile: wrongKey, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: wrongKey) }
+            let impostor = Process()
+            impostor.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            impostor.arguments = Lab.namespaceCommand(name: lab.name, role: .client, command: [
+                ScanLabGate.binary, "serve", "--domain", lab.domain, "--key-file", wrongKey, "--listen", "\(lab.clientAddress):5300", "--quiet",
+            ])
+            try impostor.run()
+            defer { impostor.terminate(); impostor.waitUntilExit() }
+            try await Task.sleep(for: .milliseconds(700))
+            let report = try scan(lab, ["--resolver", "\(lab.clientAddress):5300", "--resolver", lab.resolverAddress, "--timeout", "1"])
+            let fake = try #require(report.pairs.first { $0.resolver == "\(lab.clientAddress):5300" })
+            #expect(!fake.accepted && fake.stage == "honesty", "\(fake.reason ?? "")")
+            #expect(try #require(report.pairs.first { $0.resolver == "\(lab.resolverAddress):53" }).accepted)
+        }
+    }
+
+    /// With DNS 0x20 on the resolver, base32 still passes (flagged) and base64url is rejected for case.
+    @Test(.timeLimit(.minutes(2))) func caseRandomisationIsDetected() async throws {
+        try await withLab(limit: nil, capsForID: true) { lab in
+            let b32 = try scan(lab, ["--resolver", lab.resolverAddress, "--confirm", "1"])
+            let p = try #require(b32.pairs.first)
+            #expect(p.accepted && p.upload?.caseChanged == true, "\(p.reason ?? "")")
+            let b64 = try scan(lab, ["--resolver", lab.resolverAddress, "--encoding", "base64url", "--confirm", "1"])
+            let q = try #require(b64.pairs.first)
+            #expect(!q.accepted && q.failure == "caseChanged", "\(q.reason ?? "")")
+        }
+    }
+
+    @Test func gateIsHonest() throws {
+        // In CI this fails loudly when the lab cannot run, instead of skipping.
+        if ScanLabGate.required { try ScanLabGate.check() }
+    }
+}
