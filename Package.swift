@@ -91,7 +91,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports"]),
-        .testTarget(name: "ReportsTests", dependencies: ["Reports"]),
+        .testTarget(name: "ReportsTests", dependencies: ["Reports"], exclude: ["Golden"]),
         .testTarget(name: "LabTests", dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports"]),
     ]
 )

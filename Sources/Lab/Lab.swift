@@ -43,11 +43,11 @@ public enum Lab {
             do throws(LabError) {
                 return try await build(config, tools: tools, logger: logger)
             } catch {
-                logger.error("lab up failed, removing what was built", metadata: ["lab": "\(config.name)", "error": "\(error)"])
+                logger.info("lab up failed, removing what was built", metadata: ["lab": "\(config.name)", "error": "\(error)"])
                 do {
                     try await teardown(name: config.name, stateRoot: config.stateRoot, ip: tools.ip, logger: logger)
                 } catch let cleanup {
-                    logger.error("cleanup after a failed up failed", metadata: ["error": "\(cleanup)"])
+                    logger.warning("cleanup after a failed up failed", metadata: ["error": "\(cleanup)"])
                 }
                 throw error
             }
@@ -376,20 +376,5 @@ public enum Lab {
             server: server, port: port, name: qname, type: qtype,
             ednsPayloadSize: ednsPayloadSize, timeout: timeout
         )
-    }
-}
-
-/// The external programs a lab operation needs, checked before anything is changed.
-struct Tools {
-    var ip: String
-    var unbound: String
-
-    static func locate(needUnbound: Bool) throws(LabError) -> Tools {
-        guard SystemCalls.isRoot else {
-            throw LabError(.notRoot, "the lab needs root (network namespaces, veth pairs, port 53): run as root or with sudo")
-        }
-        let ip = try Toolbox.require("ip", package: "iproute2")
-        let unbound = needUnbound ? try Toolbox.require("unbound", package: "unbound") : ""
-        return Tools(ip: ip, unbound: unbound)
     }
 }

@@ -30,4 +30,9 @@ public struct LabError: Error, CustomStringConvertible, Sendable, Hashable {
     }
 
     public var description: String { message }
+
+    /// Equal by code, so a test can name the error it expects.
+    public static func == (lhs: LabError, rhs: LabError) -> Bool { lhs.code == rhs.code }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

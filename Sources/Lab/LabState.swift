@@ -32,7 +32,7 @@ struct LabState: Sendable, Codable, Hashable {
 
     func save(directory: String) throws(LabError) {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let text: String
         do {
             text = String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"

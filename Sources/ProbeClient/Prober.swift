@@ -86,9 +86,11 @@ public struct Prober: Sendable {
         self.pacer = pacer
     }
 
-    static func nonce() -> [UInt8] {
+    /// 8 bytes from the system CSPRNG in one call (one getrandom, not eight).
+    public static func nonce() -> [UInt8] {
         var g = SystemRandomNumberGenerator()
-        return (0..<ProbeMeta.nonceLength).map { _ in UInt8.random(in: 0...255, using: &g) }
+        let v = g.next()
+        return withUnsafeBytes(of: v) { Array($0) }
     }
 
     func message(name: DNSName, type: DNSType) throws(DNSWireError) -> [UInt8] {
@@ -153,14 +155,13 @@ public struct Prober: Sendable {
     public func upload(_ resolver: ResolverAddress, zone: DNSName, characters: Int, kind: ProbeKind = .upload) async -> ProbeOutcome {
         let nonce = Self.nonce()
         let meta = ProbeMeta(kind: kind, encoding: encoding, nonce: nonce, totalCharacters: characters)
-        guard let name = try? ProbeName.build(meta: meta, zone: zone, key: key),
+        guard let (name, sent) = try? ProbeName.buildWithCharacters(meta: meta, zone: zone, key: key),
               let bytes = try? message(name: name, type: .txt) else {
             return .fail(.sendFailed, "\(characters) characters do not fit under \(zone)")
         }
         let q = DNSQuestion(name: name, type: .txt)
         let (response, outcome) = await exchange(bytes, resolver: resolver, question: q)
         guard outcome.ok, let response else { return outcome }
-        let sent = ProbeName.characters(meta: meta, zone: zone, key: key)
         return judgeReply(response, outcome, name: name, nonce: nonce, sent: sent)
     }
 

@@ -18,8 +18,9 @@ public enum Keystream {
             input[counterIndex + 1] = UInt8(truncatingIfNeeded: block >> 16)
             input[counterIndex + 2] = UInt8(truncatingIfNeeded: block >> 8)
             input[counterIndex + 3] = UInt8(truncatingIfNeeded: block)
-            let mac = HMAC<SHA256>.authenticationCode(for: input, using: key.symmetricKey)
-            out.append(contentsOf: mac)
+            var hmac = key.keyedHMAC
+            hmac.update(data: input)
+            out.append(contentsOf: hmac.finalize())
             block &+= 1
         }
         out.removeLast(out.count - count)
@@ -28,7 +29,7 @@ public enum Keystream {
 
     /// A truncated HMAC tag over `parts`, the authenticator of every probe and reply.
     public static func tag(key: ProbeKey, _ parts: [UInt8]..., length: Int = ProbeMeta.tagLength) -> [UInt8] {
-        var hmac = HMAC<SHA256>(key: key.symmetricKey)
+        var hmac = key.keyedHMAC
         for part in parts { hmac.update(data: part) }
         return Array(hmac.finalize().prefix(length))
     }

@@ -104,6 +104,12 @@ public struct ProbeMeta: Hashable, Sendable {
 
     /// Reads and authenticates the meta block at the start of `characters`.
     public static func open(_ characters: ArraySlice<UInt8>, zone: DNSName, key: ProbeKey) throws(ProbeError) -> ProbeMeta {
+        try openSealed(characters, zone: zone, key: key).meta
+    }
+
+    /// As `open`, also returning the 30 sealed bytes (their base32 is the canonical meta characters).
+    static func openSealed(_ characters: ArraySlice<UInt8>, zone: DNSName,
+                           key: ProbeKey) throws(ProbeError) -> (meta: ProbeMeta, sealed: [UInt8]) {
         guard characters.count >= characterCount else { throw ProbeError(.notAProbe, "payload shorter than the meta block") }
         let bytes: [UInt8]
         do {
@@ -121,8 +127,9 @@ public struct ProbeMeta: Hashable, Sendable {
         guard let encoding = encoding(code: bytes[1] & 0x03), bytes[1] & 0xFC == 0 else {
             throw ProbeError(.notAProbe, "unknown flags \(bytes[1])")
         }
-        return ProbeMeta(kind: kind, encoding: encoding, nonce: Array(bytes[2..<10]),
-                         totalCharacters: Int(bytes[10]) << 8 | Int(bytes[11]), parameters: Array(bytes[12..<22]))
+        let meta = ProbeMeta(kind: kind, encoding: encoding, nonce: Array(bytes[2..<10]),
+                             totalCharacters: Int(bytes[10]) << 8 | Int(bytes[11]), parameters: Array(bytes[12..<22]))
+        return (meta, bytes)
     }
 }
 

@@ -11,13 +11,19 @@ public enum ProbeName {
     }
 
     public static func build(meta: ProbeMeta, zone: DNSName, key: ProbeKey) throws(ProbeError) -> DNSName {
+        try buildWithCharacters(meta: meta, zone: zone, key: key).name
+    }
+
+    /// As `build`, also returning the payload characters (what the reply's digest must match).
+    public static func buildWithCharacters(meta: ProbeMeta, zone: DNSName,
+                                           key: ProbeKey) throws(ProbeError) -> (name: DNSName, characters: [UInt8]) {
         guard meta.totalCharacters >= ProbeMeta.characterCount,
               meta.totalCharacters <= QNameCapacity.payloadCharacters(under: zone) else {
             throw ProbeError(.outOfRange, "\(meta.totalCharacters) payload characters do not fit under \(zone)")
         }
-        let labels = QNameCapacity.labels(splitting: characters(meta: meta, zone: zone, key: key))
+        let chars = characters(meta: meta, zone: zone, key: key)
         do {
-            return try DNSName(labels: labels + zone.labels)
+            return (try DNSName(labels: QNameCapacity.labels(splitting: chars) + zone.labels), chars)
         } catch {
             throw ProbeError(.outOfRange, "probe name does not fit: \(error)")
         }
@@ -56,12 +62,13 @@ public enum ProbeName {
         var chars: [UInt8] = []
         chars.reserveCapacity(prefix.count * 63)
         for label in prefix { chars += label }
-        let meta = try ProbeMeta.open(chars[...], zone: zone, key: key)
+        let (meta, sealed) = try ProbeMeta.openSealed(chars[...], zone: zone, key: key)
         let integrity: Integrity
         if chars.count != meta.totalCharacters {
             integrity = .lengthMismatch
         } else {
-            let expected = characters(meta: meta, zone: zone, key: key)
+            // The tag verified, so the canonical meta characters are the sealed bytes re-encoded: no second HMAC.
+            let expected = LabelEncoding.base32.encode(sealed) + filler(meta: meta, key: key)
             if expected == chars {
                 integrity = .intact
             } else if equalIgnoringASCIICase(expected, chars) {

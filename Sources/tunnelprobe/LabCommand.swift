@@ -16,7 +16,8 @@ struct LabCommand: AsyncParsableCommand {
 
             Example:
               tunnelprobe lab up --resolver-udp-limit 1232
-              tunnelprobe lab exec -- tunnelprobe scan --domain vpn.lab.test 198.18.0.1
+              tunnelprobe lab exec -- tunnelprobe scan --resolver 198.18.0.1 \\
+                --domain vpn.lab.test --key-file /run/tunnelprobe/labs/default/key.hex
               tunnelprobe lab down
             """,
         subcommands: [Up.self, Down.self, Status.self, Exec.self]
@@ -58,7 +59,7 @@ extension LabCommand {
                 settings, or a broken one, is rebuilt. On failure everything is removed again.
 
                 Example:
-                  tunnelprobe lab up --name demo --resolver-udp-limit 777 --resolver-caps-for-id --json
+                  tunnelprobe lab up --name demo --resolver-udp-limit 777 --json
                 """
         )
 

@@ -59,8 +59,9 @@ struct DNSMessageMalformedTests {
     }
 
     @Test func pointerCutShort() {
-        expectError(Fixtures.header() + [0xC0], .truncated)
-        expectError(Fixtures.header(qd: 1) + [0] + Fixtures.typeAClassIN + [0xC0], .truncated)
+        // Two labels, then the first byte of a pointer and nothing after it.
+        expectError(Fixtures.header(qd: 1) + [1, 0x61, 1, 0x62, 0xC0], .truncated, at: 16)
+        expectError(Fixtures.header(qd: 2) + [0] + Fixtures.typeAClassIN + [1, 0x61, 1, 0x62, 0xC0], .truncated, at: 21)
     }
 
     @Test(arguments: [UInt8(0x40), 0x41, 0x80, 0xBF])

@@ -109,6 +109,26 @@ struct DNSMessageSerializationTests {
         #expect(bytes.firstRange(of: [0xFF, 0x77, 0, 1, 0, 0, 0, 7, 0, 3, 9, 8, 7] as [UInt8]) != nil)
     }
 
+    @Test func manyDistinctSuffixesStillFindEveryMatch() throws {
+        // 300 distinct owners outgrow the linear table; writing them all again must cost one
+        // pointer each, and a case variant may only share the "zone.example" suffix.
+        let zone = Fixtures.name("zone.example")
+        let owners = try (0..<300).map { index in try DNSName("h\(index)").appending(zone) }
+        func message(_ names: [DNSName]) -> DNSMessage {
+            DNSMessage(answers: names.map { DNSResourceRecord(name: $0, ttl: 0, rdata: .a([1, 2, 3, 4])) })
+        }
+        let once = try message(owners).serialized()
+        let twice = try message(owners + owners).serialized()
+        #expect(twice.count - once.count == 300 * (2 + 10 + 4))
+        #expect(try DNSMessage(parsing: twice) == message(owners + owners))
+
+        let upper = try (0..<300).map { index in try DNSName("H\(index)").appending(zone) }
+        let mixed = try message(owners + upper).serialized()
+        let upperLabels = upper.reduce(0) { $0 + $1.wireLength - zone.wireLength }
+        #expect(mixed.count - once.count == upperLabels + 300 * (2 + 10 + 4))
+        #expect(try DNSMessage(parsing: mixed) == message(owners + upper))
+    }
+
     @Test func namesPastThePointerRangeStillRoundTrip() throws {
         // 20 NULL records of 1000 bytes push later names past offset 0x3FFF, where they can no
         // longer be pointer targets but can still point back.

@@ -29,7 +29,7 @@ struct LabelEncodingTests {
     @Test func base36Vectors() throws {
         let vectors: [([UInt8], String)] = [
             ([], ""), ([0], "0"), ([0, 0, 1], "001"), ([0xFF], "73"), ([1, 0], "74"),
-            ([0x01, 0x00, 0x00, 0x00, 0x00], "1y2p0ij4"),  // 2^32
+            ([0x01, 0x00, 0x00, 0x00, 0x00], "1z141z4"),  // 2^32 = 4294967296
         ]
         for (bytes, encoded) in vectors {
             #expect(LabelEncoding.base36.encode(bytes) == Self.text(encoded))

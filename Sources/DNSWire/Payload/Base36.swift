@@ -100,15 +100,24 @@ internal enum Base36 {
     private static let maxCharacters = 1 << 60
 
     /// Smallest c with 36^c >= 256^n, i.e. with floor(log2(36^c)) >= 8n (36^c is never a power
-    /// of two for c >= 1). A floating-point estimate is corrected with exact steps.
+    /// of two for c >= 1). Binary search between 8n/6 and 8n/5, all in integers: no floating
+    /// point (and no libm) anywhere in the capacity arithmetic.
     static func encodedLength(forBytes n: Int) -> Int {
         guard n > 0 else { return 0 }
         guard n <= 1 << 56 else { return Int.max }
         let bits = 8 * n
-        var c = Int((Double(bits) / 5.169925001442312).rounded(.up))
-        while floorLog2OfPowerOf36(c) < bits { c += 1 }
-        while c > 1, floorLog2OfPowerOf36(c - 1) >= bits { c -= 1 }
-        return c
+        // 5 < log2(36) < 6, so 36^(bits/6) < 2^bits <= 36^(bits/5 + 1).
+        var low = bits / 6
+        var high = bits / 5 + 1
+        while low < high {
+            let middle = low + (high - low) / 2
+            if floorLog2OfPowerOf36(middle) >= bits {
+                high = middle
+            } else {
+                low = middle + 1
+            }
+        }
+        return low
     }
 
     /// Largest n with 256^n <= 36^c.

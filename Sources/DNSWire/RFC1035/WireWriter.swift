@@ -5,10 +5,9 @@ internal struct WireWriter {
     /// write after a prefix such as the 2-byte TCP length (RFC 1035 4.2.2).
     let base: Int
     let compress: Bool
-    /// Suffixes already written, keyed by their exact bytes: case is preserved because tunnels
-    /// carry data in letter case, so "Ab.example" must never point at "ab.example". Slices of
-    /// the names' own storage, so the keys cost no copies.
-    private var suffixes: [ArraySlice<UInt8>: UInt16] = [:]
+    /// Suffixes already written, matched on exact bytes: case is preserved because tunnels
+    /// carry data in letter case, so "Ab.example" must never point at "ab.example".
+    private var suffixes = SuffixTable()
 
     /// Pointers hold 14 bits (RFC 1035 4.1.4), so only suffixes starting below this are targets.
     static let maxPointerTarget = 0x3FFF
@@ -43,23 +42,51 @@ internal struct WireWriter {
     /// RFC 3597 4) are also not offered as targets, so no reader has to follow a pointer into them.
     mutating func writeName(_ name: DNSName, compressible: Bool) {
         let storage = name.storage
-        let useTable = compress && compressible
-        var index = 0
-        while index < storage.count {
-            if useTable {
-                let suffix = storage[index...]
-                if let target = suffixes[suffix] {
-                    u16(0xC000 | target)
-                    return
-                }
-                let position = out.count - base
-                if position <= WireWriter.maxPointerTarget {
-                    suffixes[suffix] = UInt16(truncatingIfNeeded: position)
-                }
+        guard compress, compressible, !storage.isEmpty else {
+            out.append(contentsOf: storage)
+            out.append(0)
+            return
+        }
+        storage.withUnsafeBufferPointer { name in
+            // Label starts and suffix hashes on the stack: a name has at most 127 labels.
+            withUnsafeTemporaryAllocation(of: SuffixTable.Key.self, capacity: 128) { keys in
+                writeCompressed(name, keys: keys)
             }
-            let length = Int(storage[index])
-            out.append(contentsOf: storage[index..<(index + length + 1)])
-            index += length + 1
+        }
+    }
+
+    private mutating func writeCompressed(_ name: UnsafeBufferPointer<UInt8>, keys: UnsafeMutableBufferPointer<SuffixTable.Key>) {
+        var count = 0
+        var index = 0
+        while index < name.count {
+            keys[count] = SuffixTable.Key(start: index, length: name.count - index, hash: 0)
+            count += 1
+            index += Int(name[index]) + 1
+        }
+        // Each suffix hash extends the hash of the suffix after it.
+        var hash = SuffixTable.Key.emptyHash
+        var end = name.count
+        for label in stride(from: count - 1, through: 0, by: -1) {
+            let start = keys[label].start
+            for position in start..<end {
+                hash = (hash ^ UInt64(name[position])) &* 0x100_0000_01B3
+            }
+            keys[label].hash = hash
+            end = start
+        }
+        for label in 0..<count {
+            let key = keys[label]
+            if let target = suffixes.find(key, name: name, in: out, base: base) {
+                out.append(UInt8(truncatingIfNeeded: 0xC0 | target >> 8))
+                out.append(UInt8(truncatingIfNeeded: target))
+                return
+            }
+            let position = out.count - base
+            if position <= WireWriter.maxPointerTarget {
+                suffixes.insert(key, offset: UInt16(truncatingIfNeeded: position))
+            }
+            let end = label + 1 < count ? keys[label + 1].start : name.count
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: name[key.start..<end]))
         }
         out.append(0)
     }

@@ -1,0 +1,34 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// Benchmarks for the root package's DNSWire codec, kept in their own package (and their own
+// .build) so the root package does not depend on package-benchmark.
+// Run with scripts/bench-codec.sh, or from this directory:
+//   swift package --disable-sandbox benchmark --target DNSCodecBenchmarks
+// A path dependency's identity is its directory's name ("main" in /work/main, something else in
+// another clone), so derive it rather than spell it.
+let rootPackage: String = {
+    let parent = Context.packageDirectory.split(separator: "/").dropLast().last ?? ""
+    return String(parent).lowercased()
+}()
+
+let package = Package(
+    name: "tunnelprobe-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // The plugin requires benchmark targets to live in a directory named "Benchmarks".
+        .executableTarget(
+            name: "DNSCodecBenchmarks",
+            dependencies: [
+                .product(name: "DNSWire", package: rootPackage),
+                .product(name: "Benchmark", package: "package-benchmark"),
+            ],
+            path: "DNSCodecBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
+    ]
+)

@@ -1,0 +1,34 @@
+/// Finds the external programs the lab needs, naming the Debian package when one is missing.
+enum Toolbox {
+    /// `sudo` and cron often run with a PATH that lacks the sbin directories.
+    static let fallbackDirectories = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+
+    static func locate(_ program: String) -> String? {
+        if program.contains("/") { return SystemCalls.isExecutable(program) ? program : nil }
+        let path = SystemCalls.environment("PATH") ?? ""
+        let directories = path.split(separator: ":").map(String.init) + fallbackDirectories
+        return directories.lazy.map { "\($0)/\(program)" }.first(where: SystemCalls.isExecutable)
+    }
+
+    static func require(_ program: String, package: String) throws(LabError) -> String {
+        guard let path = locate(program) else {
+            throw LabError(.missingTool, "`\(program)` not found: install the Debian package \(package) (apt-get install \(package))")
+        }
+        return path
+    }
+}
+
+/// The external programs a lab operation needs, checked before anything is changed.
+struct Tools {
+    var ip: String
+    var unbound: String
+
+    static func locate(needUnbound: Bool) throws(LabError) -> Tools {
+        guard SystemCalls.isRoot else {
+            throw LabError(.notRoot, "the lab needs root (network namespaces, veth pairs, port 53): run as root or with sudo")
+        }
+        let ip = try Toolbox.require("ip", package: "iproute2")
+        let unbound = needUnbound ? try Toolbox.require("unbound", package: "unbound") : ""
+        return Tools(ip: ip, unbound: unbound)
+    }
+}

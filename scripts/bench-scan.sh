@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Scan-engine benchmarks (issue 2), run as root:
+#  1. a full MTU scan of 1,000 resolver addresses in the lab (the resolver namespace answers on
+#     198.18.4.0/22 through one real unbound); target: under 10 seconds;
+#  2. the engine's closed-loop query rate against `tunnelprobe serve`, next to dnsperf's against the
+#     same responder in the same run (same kind of queries: authenticated echo probes); target: >= dnsperf.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build -c release --product tunnelprobe >/dev/null
+bin=$(realpath .build/release/tunnelprobe)
+name="bn$$"; name=${name:0:8}
+work=$(mktemp -d)
+cleanup() { "$bin" lab down --name "$name" >/dev/null 2>&1 || true; [ -n "${srv:-}" ] && kill "$srv" 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT INT TERM
+
+echo "== 1,000-address MTU scan through the lab's unbound (limit 1232)"
+"$bin" lab up --name "$name" --resolver-udp-limit 1232 >/dev/null
+key=$("$bin" lab status --name "$name" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["keyFile"])')
+start=$(date +%s.%N)
+"$bin" lab exec --name "$name" -- "$bin" scan --domain vpn.lab.test --key-file "$key" --resolver 198.18.4.0/22 \
+  --cidr-cap 1000 --concurrency 500 --out "$work/scan" --quiet --seed 1 || true
+end=$(date +%s.%N)
+python3 - "$work/scan/scan.json" "$start" "$end" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); s = r["summary"]
+print(f"pairs {s['pairs']}, accepted {s['accepted']}, queries {s['queries']}, scan {s['durationSeconds']:.2f} s "
+      f"(wall with process start {float(sys.argv[3]) - float(sys.argv[2]):.2f} s), synced up {r['synced'].get('upload')} down {r['synced'].get('download')}")
+PY
+"$bin" lab down --name "$name" >/dev/null
+
+echo "== query rate against serve on loopback: dnsperf vs the tunnelprobe engine (100 outstanding, 8 s each)"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/k.key"
+"$bin" serve --domain vpn.lab.test --key-file "$work/k.key" --listen 127.0.0.1:5399 --rate-limit 0 --quiet &
+srv=$!
+sleep 1
+"$bin" loadgen --server 127.0.0.1:5399 --domain vpn.lab.test --key-file "$work/k.key" --write-queries "$work/q.txt" --count 400000
+for round in 1 2; do
+  d=$(dnsperf -s 127.0.0.1 -p 5399 -d "$work/q.txt" -l 8 -q 100 2>&1 | awk '/Queries per second/ {print $4}')
+  t=$("$bin" loadgen --server 127.0.0.1:5399 --domain vpn.lab.test --key-file "$work/k.key" --duration 8 --outstanding 100 | awk '/Queries per second/ {print $4}')
+  echo "round $round: dnsperf $d qps, tunnelprobe engine $t qps"
+done
