@@ -17,7 +17,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: ".."),
-        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        // ordo-one/benchmark, formerly package-benchmark: the old URL and identifier still work
+        // but make the plugin print a deprecation warning on every run.
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         // The plugin requires benchmark targets to live in a directory named "Benchmarks".
@@ -25,10 +27,10 @@ let package = Package(
             name: "DNSCodecBenchmarks",
             dependencies: [
                 .product(name: "DNSWire", package: rootPackage),
-                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "DNSCodecBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ]
 )

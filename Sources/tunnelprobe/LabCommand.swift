@@ -95,7 +95,8 @@ extension LabCommand {
                 resolverUDPLimit: resolverUDPLimit,
                 resolverCapsForID: resolverCapsForID,
                 qnameMinimisation: qnameMinimisation,
-                serverCommand: [LabCLI.currentExecutable(), "serve"],
+                // All probes reach the responder from the lab resolver alone: no per-source limit there.
+                serverCommand: [LabCLI.currentExecutable(), "serve", "--rate-limit", "0"],
                 stateRoot: lab.stateRoot
             )
             let status: LabStatus

@@ -58,7 +58,7 @@ func withLab(limit: Int?, capsForID: Bool = false, _ body: (LabStatus) async thr
     let name = "s" + String(UInt32.random(in: 0...UInt32.max), radix: 36).prefix(7)
     let logger = Logger(label: "lab-test")
     let config = LabConfig(name: name, resolverUDPLimit: limit, resolverCapsForID: capsForID,
-                           serverCommand: [ScanLabGate.binary, "serve"])
+                           serverCommand: [ScanLabGate.binary, "serve", "--rate-limit", "0"])
     let status = try await Lab.up(config, logger: logger)
     do {
         try await body(status)
