@@ -4,32 +4,20 @@ import Logging
 import Reports
 import Testing
 
-/// Whether the lab can run here; in CI (TUNNELPROBE_REQUIRE_LAB=1) a lab test that cannot run fails.
+/// The scan tests need what every lab test needs (LabFixture), plus the built binary.
 enum ScanLabGate {
-    static let required = ProcessInfo.processInfo.environment["TUNNELPROBE_REQUIRE_LAB"] == "1"
     static var binary: String {
         if let b = ProcessInfo.processInfo.environment["TUNNELPROBE_BIN"] { return b }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         return root.appendingPathComponent(".build/debug/tunnelprobe").path
     }
     static var missing: String? {
-        if getuid() != 0 { return "not root" }
-        for tool in ["/usr/sbin/unbound", "/usr/sbin/ip"] where !FileManager.default.isExecutableFile(atPath: tool) && !FileManager.default.isExecutableFile(atPath: tool.replacingOccurrences(of: "/usr/sbin", with: "/sbin")) {
-            return "\(tool) missing (apt-get install unbound iproute2)"
-        }
-        if !FileManager.default.isExecutableFile(atPath: binary) { return "\(binary) not built (run `make test`)" }
-        return nil
+        LabFixture.missing ?? (FileManager.default.isExecutableFile(atPath: binary) ? nil : "\(binary) not built (run `make test`)")
     }
-    static var runs: Bool { missing == nil || required }
-
+    static var runs: Bool { missing == nil || LabFixture.required }
     static func check() throws {
-        if let missing { throw LabUnavailable(reason: missing) }
+        if let missing { throw LabFixture.Unavailable(reason: missing) }
     }
-}
-
-struct LabUnavailable: Error, CustomStringConvertible {
-    let reason: String
-    var description: String { "lab test cannot run: \(reason)" }
 }
 
 struct Run {
@@ -141,6 +129,6 @@ struct LabScanTests {
 
     @Test func gateIsHonest() throws {
         // In CI this fails loudly when the lab cannot run, instead of skipping.
-        if ScanLabGate.required { try ScanLabGate.check() }
+        if LabFixture.required { try ScanLabGate.check() }
     }
 }

@@ -1,4 +1,5 @@
 import DNSWire
+import ProbeClient
 import ProbeProtocol
 import ProbeServer
 import Testing
@@ -67,7 +68,7 @@ func query(_ name: DNSName, _ type: DNSType = .txt, edns: UInt16? = 4096) throws
     }
 
     @Test func garbageNeverCrashesAndNeverAmplifies() throws {
-        var rng = SplitMix(seed: 42)
+        var rng = SplitMix64(seed: 42)
         let valid = try query(DNSName("abc.vpn.lab.test"))
         for i in 0..<50_000 {
             var bytes: [UInt8]
@@ -85,17 +86,5 @@ func query(_ name: DNSName, _ type: DNSType = .txt, edns: UInt16? = 4096) throws
                 #expect(response.count <= bytes.count, "response larger than query for \(bytes)")
             }
         }
-    }
-}
-
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
