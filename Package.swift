@@ -60,6 +60,8 @@ let package = Package(
         ),
         // Versioned report documents, their Markdown renderings and engine exports.
         .target(name: "Reports", swiftSettings: strict),
+        // libpcap (Debian libpcap-dev) as a system library: offline reading, live capture, pcap writing.
+        .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
         // The namespace testbed: client, resolver (real unbound) and server namespaces.
         .target(
             name: "Lab",
