@@ -188,6 +188,9 @@ struct ScanCommand: AsyncParsableCommand {
         } catch {
             throw fail("\(error)", Exit.environment)
         }
+        for problem in ReportWriter.renderRun(directory: directory, indexRoot: out == nil ? "reports" : nil) {
+            printErr("tunnelprobe: warning: report rendering: \(problem)")
+        }
         if common.json {
             print(try ReportWriter.json(document), terminator: "")
         } else if !common.quiet {
