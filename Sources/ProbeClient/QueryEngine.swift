@@ -46,6 +46,8 @@ public final class QueryEngine: Sendable {
             // NIO reads datagrams into 2048-byte buffers by default, which would cut large responses.
             .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 65_536))
             .channelOption(.socketOption(.so_sndbuf), value: 4 << 20)
+            // Drain up to 16 datagrams per readiness event instead of NIO's default 4.
+            .channelOption(.maxMessagesPerRead, value: 16)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(dispatcher) }
             }
