@@ -20,20 +20,13 @@ public enum SVGChart {
     public static func bars(id: String, title: String, bars: [Bar], unit: String,
                             reference: (value: Double, label: String)? = nil, maxRows: Int = 60) -> String {
         let shown = Array(bars.prefix(maxRows))
-        let left = 150.0, right = 60.0, top = 26.0, row = 18.0
-        let height = top + Double(max(shown.count, 1)) * row + 30
-        let maxValue = max(shown.map(\.value).max() ?? 0, reference?.value ?? 0, 1)
-        let scale = Axis(upper: maxValue)
-        let plot = width - left - right
-        func x(_ v: Double) -> Double { left + plot * v / scale.upper }
-        var s = open(id: id, title: title, height: height)
-        s += text(8, 16, title, weight: true)
-        for t in scale.ticks {
-            s += "<line class=\"grid\" x1=\"\(f(x(t)))\" y1=\"\(f(top))\" x2=\"\(f(x(t)))\" y2=\"\(f(height - 24))\"/>"
-            s += text(x(t), height - 10, label(t), anchor: "middle")
-        }
+        let rows = Rows(count: shown.count, upper: max(shown.map(\.value).max() ?? 0, reference?.value ?? 0, 1),
+                        right: 60, row: 18)
+        let (left, top, row, height) = (rows.left, rows.top, rows.row, rows.height)
+        func x(_ v: Double) -> Double { rows.x(v) }
+        var s = rows.header(id: id, title: title)
         for (i, b) in shown.enumerated() {
-            let y = top + Double(i) * row
+            let y = rows.y(i)
             s += text(left - 6, y + row * 0.7, clip(b.label, 24), anchor: "end")
             let w = max(0, x(b.value) - left)
             s += "<rect class=\"\(b.series < 0 ? "bad" : "s\(b.series % 4)")\" x=\"\(f(left))\" y=\"\(f(y + 2))\" width=\"\(f(w))\" height=\"\(f(row - 4))\"><title>\(HTML.escape("\(b.label): \(label(b.value)) \(unit)"))</title></rect>"
@@ -188,19 +181,12 @@ public enum SVGChart {
 
     /// A timeline of phases (Gantt rows): when each started and how long it took.
     public static func timeline(id: String, title: String, spans: [Span], unit: String = "ms") -> String {
-        let left = 150.0, right = 70.0, top = 26.0, row = 20.0
-        let height = top + Double(max(spans.count, 1)) * row + 30
-        let scale = Axis(upper: max(spans.map { $0.start + $0.duration }.max() ?? 0, 1))
-        let plot = width - left - right
-        func x(_ v: Double) -> Double { left + plot * v / scale.upper }
-        var s = open(id: id, title: title, height: height)
-        s += text(8, 16, title, weight: true)
-        for t in scale.ticks {
-            s += "<line class=\"grid\" x1=\"\(f(x(t)))\" y1=\"\(f(top))\" x2=\"\(f(x(t)))\" y2=\"\(f(height - 24))\"/>"
-            s += text(x(t), height - 10, label(t), anchor: "middle")
-        }
+        let rows = Rows(count: spans.count, upper: max(spans.map { $0.start + $0.duration }.max() ?? 0, 1), right: 70, row: 20)
+        let (left, row, height) = (rows.left, rows.row, rows.height)
+        func x(_ v: Double) -> Double { rows.x(v) }
+        var s = rows.header(id: id, title: title)
         for (i, span) in spans.enumerated() {
-            let y = top + Double(i) * row
+            let y = rows.y(i)
             s += text(left - 6, y + row * 0.7, clip(span.name, 24), anchor: "end")
             let w = max(1.5, x(span.start + span.duration) - x(span.start))
             s += "<rect class=\"\(span.ok ? "s2" : "bad")\" x=\"\(f(x(span.start)))\" y=\"\(f(y + 3))\" width=\"\(f(w))\" height=\"\(f(row - 6))\"><title>\(HTML.escape("\(span.name): \(label(span.duration)) \(unit)\(span.ok ? "" : ", failed")"))</title></rect>"
@@ -211,6 +197,35 @@ public enum SVGChart {
     }
 
     // MARK: drawing helpers
+
+    /// The layout shared by charts with one labelled row per item and a value axis across.
+    struct Rows {
+        let left = 150.0, top = 26.0
+        let row: Double
+        let right: Double
+        let height: Double
+        let scale: Axis
+
+        init(count: Int, upper: Double, right: Double, row: Double) {
+            self.row = row
+            self.right = right
+            height = top + Double(max(count, 1)) * row + 30
+            scale = Axis(upper: upper)
+        }
+
+        func x(_ v: Double) -> Double { left + (SVGChart.width - left - right) * v / scale.upper }
+        func y(_ index: Int) -> Double { top + Double(index) * row }
+
+        /// The opening tag, the title and the vertical grid with its tick labels.
+        func header(id: String, title: String) -> String {
+            var s = open(id: id, title: title, height: height) + text(8, 16, title, weight: true)
+            for t in scale.ticks {
+                s += "<line class=\"grid\" x1=\"\(f(x(t)))\" y1=\"\(f(top))\" x2=\"\(f(x(t)))\" y2=\"\(f(height - 24))\"/>"
+                s += text(x(t), height - 10, label(t), anchor: "middle")
+            }
+            return s
+        }
+    }
 
     /// Axis bounds rounded up to 1, 2 or 5 times a power of ten, with four or five ticks.
     struct Axis {
