@@ -23,21 +23,22 @@ import Testing
         await server.stop()
     }
 
-    func settings(_ port: Int, count: Int, rate: Double = 2000) throws -> PathSettings {
+    /// Rates stay low: in a debug build the responder's HMACs run unoptimised, and the machine is shared.
+    func settings(_ port: Int, count: Int, rate: Double = 500) throws -> PathSettings {
         let target = try #require(ResolverAddress(bytes: [127, 0, 0, 1], port: port))
         return PathSettings(resolvers: [target], zone: zone, key: key, rate: rate, count: count, uploadCharacters: 80,
-                            downloadBytes: 300, tmax: .milliseconds(300), absentAfter: .seconds(2), seed: 5)
+                            downloadBytes: 300, tmax: .seconds(1), absentAfter: .seconds(2), seed: 5)
     }
 
     @Test(.timeLimit(.minutes(1))) func noLossGivesZeroLossAndExactCounts() async throws {
         try await withServer { address in
-            let results = try await PathSession.run(try settings(try #require(address.port), count: 1000))
+            let results = try await PathSession.run(try settings(try #require(address.port), count: 500))
             let result = try #require(results.first)
-            let a = PathAnalysis(records: result.records, tmaxNanos: 300_000_000)
-            #expect(a.counts.sent == 1000 && a.counts.answered == 1000)
+            let a = PathAnalysis(records: result.records, tmaxNanos: 1_000_000_000)
+            #expect(a.counts.sent == 500 && a.counts.answered == 500, "\(a.counts) absent \(result.responderAbsent) unmatched \(result.unmatched)")
             #expect(a.counts.lostUp == 0 && a.counts.lostDown == 0 && a.counts.lostUnknown == 0 && a.counts.late == 0)
             #expect(a.counts.duplicatesUp == 0 && a.counts.duplicatesDown == 0)
-            #expect(a.loss.up.ratio == 0 && a.loss.up.samples == 1000 && a.loss.down.ratio == 0 && a.loss.roundTrip.ratio == 0)
+            #expect(a.loss.up.ratio == 0 && a.loss.up.samples == 500 && a.loss.down.ratio == 0 && a.loss.roundTrip.ratio == 0)
             #expect(a.rtt.p50 != nil && result.unmatched == 0 && !result.responderAbsent)
             // Every response carried the padded payload: 300 bytes asked for.
             #expect(result.wire.allSatisfy { ($0.responseSize ?? 0) > 300 })
@@ -50,10 +51,10 @@ import Testing
             let dropDown: Set<UInt32> = [20, 77, 78, 79, 198, 199]
             let relay = try await DroppingRelay.start(server: server, dropUp: dropUp, dropDown: dropDown,
                                                       duplicateUp: [30], duplicateDown: [40])
-            let results = try await PathSession.run(try settings(try #require(relay.address.port), count: 200, rate: 1000))
+            let results = try await PathSession.run(try settings(try #require(relay.address.port), count: 200))
             await relay.stop()
             let result = try #require(results.first)
-            let a = PathAnalysis(records: result.records, tmaxNanos: 300_000_000)
+            let a = PathAnalysis(records: result.records, tmaxNanos: 1_000_000_000)
             for (seq, fate) in a.fates.enumerated() {
                 let expected: PathFate = dropUp.contains(UInt32(seq)) ? .lostUp
                     : dropDown.contains(UInt32(seq)) ? .lostDown : .delivered
