@@ -29,7 +29,7 @@ public struct DelayPercentiles: Codable, Sendable, Hashable {
         p50 = ms(h.valueAtPercentile(50))
         p90 = ms(h.valueAtPercentile(90))
         p99 = ms(h.valueAtPercentile(99))
-        max = ms(h.max)
+        max = ms(h.maxRecorded)
     }
 }
 
