@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "ProbeServer", targets: ["ProbeServer"]),
         .library(name: "ProbeClient", targets: ["ProbeClient"]),
         .library(name: "Reports", targets: ["Reports"]),
+        .library(name: "PathMetrics", targets: ["PathMetrics"]),
         .library(name: "Lab", targets: ["Lab"]),
     ],
     dependencies: [
@@ -25,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // RFC 1035 / RFC 6891 message codec, label payload codecs, QNAME capacity arithmetic.
@@ -51,7 +53,7 @@ let package = Package(
         .target(
             name: "ProbeClient",
             dependencies: [
-                "DNSWire", "ProbeProtocol", "Reports",
+                "DNSWire", "ProbeProtocol", "Reports", "PathMetrics",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -60,8 +62,14 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Pure path statistics: loss (RFC 7680, 3357, Gilbert), reordering (RFC 4737), delay (RFC 3550, 3393).
+        .target(
+            name: "PathMetrics",
+            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")],
+            swiftSettings: strict
+        ),
         // Versioned report documents, their Markdown renderings and engine exports.
-        .target(name: "Reports", swiftSettings: strict),
+        .target(name: "Reports", dependencies: ["PathMetrics"], swiftSettings: strict),
         // libpcap (Debian libpcap-dev) as a system library: offline reading, live capture, pcap writing.
         .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
         // The namespace testbed: client, resolver (real unbound) and server namespaces.
@@ -89,13 +97,14 @@ let package = Package(
         .testTarget(
             name: "ProbeServerTests",
             dependencies: [
-                "ProbeServer", "ProbeProtocol", "DNSWire", "ProbeClient",
+                "ProbeServer", "ProbeProtocol", "DNSWire", "ProbeClient", "PathMetrics", "Reports",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports"]),
-        .testTarget(name: "ReportsTests", dependencies: ["Reports"], exclude: ["Golden"]),
-        .testTarget(name: "LabTests", dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports"]),
+        .testTarget(name: "ReportsTests", dependencies: ["Reports", "PathMetrics"], exclude: ["Golden"]),
+        .testTarget(name: "PathMetricsTests", dependencies: ["PathMetrics", "ProbeClient"]),
+        .testTarget(name: "LabTests", dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports", "PathMetrics"]),
     ]
 )

@@ -33,7 +33,7 @@ public struct ProbeResponder: Sendable {
 
     /// What happened to a query: what the counters and the log record.
     public enum Disposition: String, Sendable, CaseIterable {
-        case echo, upload, download, downloadTruncated, apex, nameServer, noData, refused, formErr, notImp, dropped
+        case echo, upload, download, downloadTruncated, path, pathDrain, apex, nameServer, noData, refused, formErr, notImp, dropped
     }
 
     public struct Outcome: Sendable {
@@ -45,10 +45,13 @@ public struct ProbeResponder: Sendable {
     static let ednsSize: UInt16 = 4096
 
     public let configuration: Configuration
+    /// Receive histories of path streams (kind 4), shared by every query this responder answers.
+    public let pathStreams: PathStreamTable
     private let soa: DNSRData
 
-    public init(configuration: Configuration) {
+    public init(configuration: Configuration, pathStreams: PathStreamTable = PathStreamTable()) {
         self.configuration = configuration
+        self.pathStreams = pathStreams
         let zone = configuration.zone
         let mname = configuration.nameServers.first?.name ?? zone
         let rname = (try? DNSName(labels: [Array("hostmaster".utf8)] + zone.labels)) ?? zone
@@ -91,7 +94,9 @@ public struct ProbeResponder: Sendable {
                 return answerReply(query, question, received)
             }
             return download(query, question, received.meta)
-        case .path, .leak:
+        case .path:
+            return path(query, question, received.meta)
+        case .leak:
             return reply(query, rcode: .refused, .refused)
         }
     }
@@ -129,7 +134,7 @@ public struct ProbeResponder: Sendable {
         }
     }
 
-    private func reply(_ query: DNSMessage, rcode: DNSRcode = .noError, answers: [DNSResourceRecord] = [],
+    func reply(_ query: DNSMessage, rcode: DNSRcode = .noError, answers: [DNSResourceRecord] = [],
                        authorities: [DNSResourceRecord] = [], additionals: [DNSResourceRecord] = [],
                        _ disposition: Disposition) -> Outcome {
         var header = DNSHeader(id: query.header.id)

@@ -5,6 +5,13 @@ struct TunnelProbe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tunnelprobe",
         abstract: "Measure DNS-tunnel paths: resolver scan, MTU, lab.",
-        subcommands: [ServeCommand.self, ScanCommand.self, LabCommand.self, LoadgenCommand.self, ReportCommand.self]
+        subcommands: [
+            ServeCommand.self,
+            ScanCommand.self,
+            PathCommand.self,
+            LabCommand.self,
+            LoadgenCommand.self,
+            ReportCommand.self,
+        ]
     )
 }

@@ -1,0 +1,92 @@
+/// Gilbert-model parameters fitted to a binary loss trace (true = lost), as the measurement sheet defines.
+///
+/// Two states, Good and Bad; p = P(Good -> Bad), r = P(Bad -> Good). Convention for h here:
+/// h = P(received | Bad), so a packet in Bad is lost with probability 1 - h; Good never loses.
+/// - `twoState` (simple Gilbert, h = 0): p = n01 / n0, r = n10 / n1 from the transition counts.
+/// - `withH` (Gilbert): from a = P(1), b = P(1 | 1), c = P(111) / (P(101) + P(111)):
+///   1 - r = (ac - b^2) / (2ac - b(a + c)), h = 1 - b / (1 - r), p = a r / (1 - h - a).
+public struct GilbertFit: Codable, Sendable, Hashable {
+    public static let hConvention = "h = P(received | Bad state); a packet in Bad is lost with probability 1 - h, Good never loses"
+
+    public struct TwoState: Codable, Sendable, Hashable {
+        public var p: Double
+        public var r: Double
+        /// Stationary loss p / (p + r).
+        public var loss: Double
+        /// Mean burst length in packets, 1 / r.
+        public var meanBurst: Double
+    }
+
+    public struct WithH: Codable, Sendable, Hashable {
+        public var p: Double
+        public var r: Double
+        public var h: Double
+    }
+
+    public var samples: Int
+    public var twoState: TwoState?
+    public var twoStateReason: String?
+    public var withH: WithH?
+    public var withHReason: String?
+
+    /// Enough transitions out of each state for a rate to mean something.
+    public static let minimumTransitions = 5
+
+    public init(lostFlags x: [Bool]) {
+        samples = x.count
+        // Transition counts over consecutive pairs.
+        var n0 = 0, n1 = 0, n01 = 0, n10 = 0
+        var n11 = 0, n101 = 0, n111 = 0, ones = 0
+        for i in x.indices {
+            if x[i] { ones += 1 }
+            if i >= 1 {
+                if x[i - 1] {
+                    n1 += 1
+                    if x[i] { n11 += 1 } else { n10 += 1 }
+                } else {
+                    n0 += 1
+                    if x[i] { n01 += 1 }
+                }
+            }
+            if i >= 2, x[i - 2], x[i] {
+                if x[i - 1] { n111 += 1 } else { n101 += 1 }
+            }
+        }
+        if n0 == 0 || n1 == 0 || n01 < Self.minimumTransitions || n10 < Self.minimumTransitions {
+            twoStateReason = "too few transitions to fit (\(n01) good->lost, \(n10) lost->good; need \(Self.minimumTransitions) each)"
+        } else {
+            let p = Double(n01) / Double(n0)
+            let r = Double(n10) / Double(n1)
+            twoState = TwoState(p: p, r: r, loss: p / (p + r), meanBurst: 1 / r)
+        }
+        guard n1 > 0, n101 + n111 > 0, twoStateReason == nil else {
+            withHReason = twoStateReason ?? "no lost-?-lost triples to fit c"
+            return
+        }
+        let a = Double(ones) / Double(x.count)
+        let b = Double(n11) / Double(n1)
+        let c = Double(n111) / Double(n101 + n111)
+        let denominator = 2 * a * c - b * (a + c)
+        guard denominator != 0 else {
+            withHReason = "degenerate trace (2ac = b(a + c))"
+            return
+        }
+        let oneMinusR = (a * c - b * b) / denominator
+        let r = 1 - oneMinusR
+        guard oneMinusR > 0, r > 0, r <= 1 else {
+            withHReason = "fit outside the model (1 - r = \(oneMinusR)): losses look independent, use twoState"
+            return
+        }
+        let h = 1 - b / oneMinusR
+        guard h >= 0, h < 1, 1 - h - a > 0 else {
+            withHReason = "fit outside the model (h = \(h))"
+            return
+        }
+        let p = a * r / (1 - h - a)
+        guard p > 0, p <= 1 else {
+            withHReason = "fit outside the model (p = \(p))"
+            return
+        }
+        withH = WithH(p: p, r: r, h: h)
+    }
+}

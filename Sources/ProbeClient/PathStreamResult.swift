@@ -1,0 +1,31 @@
+public import PathMetrics
+
+/// Everything one stream (one resolver) measured: the per-probe records and what identifies each probe
+/// on the wire, so a capture or a relay log can be compared with it packet by packet.
+public struct PathStreamResult: Sendable {
+    public struct Wire: Sendable, Hashable {
+        public var nonce: [UInt8]
+        public var dnsID: UInt16
+        /// Size of the query datagram (the DNS message) in bytes.
+        public var querySize: Int
+        /// Size of the first authenticated response datagram, when one arrived.
+        public var responseSize: Int?
+    }
+
+    public var resolver: ResolverAddress
+    public var stream: UInt32
+    /// In sequence order; records[i].seq == i.
+    public var records: [PathRecord]
+    public var wire: [Wire]
+    public var drainsSent: Int
+    public var drainsAnswered: Int
+    /// Datagrams that matched no probe of this stream (stray, forged, or of another stream).
+    public var unmatched: Int
+    /// True when no authenticated reply arrived within `absentAfter`.
+    public var responderAbsent: Bool
+    /// Probes sent but left out of `records` because the run was interrupted before their Tmax ran out.
+    public var inFlightExcluded: Int
+    /// Wall clock at the records' time origin, microseconds since the Unix epoch.
+    public var clockOriginMicros: UInt64
+    public var elapsedSeconds: Double
+}

@@ -1,0 +1,164 @@
+public import PathMetrics
+
+/// `path.json` (schema `tunnelprobe.path/1`): per resolver, what the path did to a paced stream of
+/// sequenced probes, upstream and downstream apart.
+public struct PathReport: Codable, Sendable, Hashable {
+    public static let schemaName = "tunnelprobe.path/1"
+
+    public var schema: String = PathReport.schemaName
+    public var run: RunInfo
+    public var settings: Settings
+    public var conventions: Conventions
+    public var resolvers: [ResolverResult]
+
+    public init(run: RunInfo, settings: Settings, conventions: Conventions = Conventions(), resolvers: [ResolverResult]) {
+        self.run = run
+        self.settings = settings
+        self.conventions = conventions
+        self.resolvers = resolvers
+    }
+
+    public struct Settings: Codable, Sendable, Hashable {
+        public var domain: String
+        /// Probes per second to each resolver.
+        public var rate: Double
+        public var count: Int
+        public var durationSeconds: Double?
+        /// Query name payload characters (meta block included).
+        public var uploadCharacters: Int
+        /// Response payload bytes asked for (the receive history is sent even when this is smaller).
+        public var downloadBytes: Int
+        public var recordType: String
+        public var tmaxMs: Double
+        /// Whether client and responder share a clock (`--shared-clock`): one-way delays only then.
+        public var sharedClock: Bool
+
+        public init(domain: String, rate: Double, count: Int, durationSeconds: Double?, uploadCharacters: Int,
+                    downloadBytes: Int, recordType: String, tmaxMs: Double, sharedClock: Bool) {
+            self.domain = domain
+            self.rate = rate
+            self.count = count
+            self.durationSeconds = durationSeconds
+            self.uploadCharacters = uploadCharacters
+            self.downloadBytes = downloadBytes
+            self.recordType = recordType
+            self.tmaxMs = tmaxMs
+            self.sharedClock = sharedClock
+        }
+    }
+
+    /// The definitions the numbers follow, written into every report.
+    public struct Conventions: Codable, Sendable, Hashable {
+        public var loss = "RFC 7680: lost = no response within tmax; a late response is lost and also counted as late. up = the responder never saw the query; down = it saw the query, no response arrived in time; unknown = no receive history covered the probe (excluded from up and down samples)"
+        public var gilbertH = GilbertFit.hConvention
+        public var gilbertDirection = "gilbert.p/r/h are fitted to the round-trip loss trace; gilbertByDirection has up and down"
+        public var reordering = "RFC 4737: reordering.ratio/maxExtent are round trip (send order vs response arrival order); up compares send order with the responder's receive order, down the responder's receive order with the client's arrival order"
+        public var intervals = "Wilson score 95 % interval"
+        public init() {}
+    }
+
+    public struct Gilbert: Codable, Sendable, Hashable {
+        public var p: Double?
+        public var r: Double?
+        public var h: Double?
+        /// "gilbert" (3 parameters fitted), "twoState" (h = 0 by assumption: the 3-parameter fit fell outside the model), nil.
+        public var model: String?
+        public var reason: String?
+        public var roundTrip: GilbertFit
+
+        public init(_ fit: GilbertFit) {
+            roundTrip = fit
+            if let g = fit.withH {
+                (p, r, h, model) = (g.p, g.r, g.h, "gilbert")
+            } else if let t = fit.twoState {
+                (p, r, h, model) = (t.p, t.r, 0, "twoState")
+                reason = fit.withHReason.map { "3-parameter fit: \($0); p and r from the 2-state model (h = 0)" }
+            } else {
+                reason = fit.twoStateReason
+            }
+        }
+    }
+
+    public struct ReorderingSummary: Codable, Sendable, Hashable {
+        public var ratio: Double?
+        public var maxExtent: Int?
+        public var threeReordered: Int
+        public var samples: Int
+        public var reason: String?
+        public var roundTrip: Reordering
+        public var up: Reordering
+        public var down: Reordering
+
+        public init(_ all: PathAnalysis.PerDirection<Reordering>) {
+            let rt = all.roundTrip
+            ratio = rt.ratio.ratio
+            maxExtent = rt.maxExtent
+            threeReordered = rt.threeReordered
+            samples = rt.samples
+            reason = rt.reason
+            roundTrip = rt
+            up = all.up
+            down = all.down
+        }
+    }
+
+    public struct Stream: Codable, Sendable, Hashable {
+        public var id: UInt32
+        public var elapsedSeconds: Double
+        /// Probes sent per second, as achieved.
+        public var achievedRate: Double?
+        public var drainsSent: Int
+        public var drainsAnswered: Int
+        /// Datagrams that matched no probe of the stream.
+        public var unmatched: Int
+        public var responderAbsent: Bool
+        /// Probes left out because the run stopped before their tmax ran out.
+        public var inFlightExcluded: Int
+
+        public init(id: UInt32, elapsedSeconds: Double, achievedRate: Double?, drainsSent: Int, drainsAnswered: Int,
+                    unmatched: Int, responderAbsent: Bool, inFlightExcluded: Int) {
+            self.id = id
+            self.elapsedSeconds = elapsedSeconds
+            self.achievedRate = achievedRate
+            self.drainsSent = drainsSent
+            self.drainsAnswered = drainsAnswered
+            self.unmatched = unmatched
+            self.responderAbsent = responderAbsent
+            self.inFlightExcluded = inFlightExcluded
+        }
+    }
+
+    public struct ResolverResult: Codable, Sendable, Hashable {
+        public var resolver: String
+        public var stream: Stream
+        public var counts: PathAnalysis.Counts
+        public var loss: PathAnalysis.PerDirection<Proportion>
+        public var lossPatterns: PathAnalysis.PerDirection<LossPattern>
+        public var gilbert: Gilbert
+        public var gilbertByDirection: PathAnalysis.PerDirection<GilbertFit>
+        public var reordering: ReorderingSummary
+        public var duplicates: PathAnalysis.Duplicates
+        public var rttMs: DelayPercentiles
+        public var jitterMs: Double?
+        public var jitterReason: String?
+        public var ipdvMs: DelayVariation
+        public var oneWayMs: PathAnalysis.OneWay?
+
+        public init(resolver: String, stream: Stream, analysis a: PathAnalysis) {
+            self.resolver = resolver
+            self.stream = stream
+            counts = a.counts
+            loss = a.loss
+            lossPatterns = a.lossPatterns
+            gilbert = Gilbert(a.gilbert.roundTrip)
+            gilbertByDirection = a.gilbert
+            reordering = ReorderingSummary(a.reordering)
+            duplicates = a.duplicates
+            rttMs = a.rtt
+            jitterMs = a.jitter.milliseconds
+            jitterReason = a.jitter.reason
+            ipdvMs = a.ipdv
+            oneWayMs = a.oneWay
+        }
+    }
+}

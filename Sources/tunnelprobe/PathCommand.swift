@@ -1,0 +1,215 @@
+import ArgumentParser
+import DNSWire
+import Foundation
+import NIOCore
+import PathMetrics
+import ProbeClient
+import ProbeProtocol
+import Reports
+import Synchronization
+
+struct PathCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "path",
+        abstract: "Measure loss (up and down apart), reordering, duplicates and delay through resolvers.",
+        discussion: """
+        Sends a paced stream of sequenced probes through each resolver to `tunnelprobe serve`; every
+        answer carries the responder's receive history, so a lost probe is told apart as lost upstream
+        (query) or downstream (response). Writes path.json and path.md into reports/<run-id>/.
+
+        --size U[:D]: U payload characters in each query name (at least 48, the meta block) and D payload
+        bytes asked for in each response; `--size 100` means 100 and 100. The response always carries the
+        receive history (up to 256 bytes) even when D is smaller.
+
+        Exit codes: 0 measured, 64 bad flag, 66 unreadable key or resolver file, 69 responder absent
+        (nothing answered within --absent-after) or cannot write the report, 130 interrupted (the report
+        is written, marked incomplete).
+
+        Example:
+          tunnelprobe path --resolver 198.18.0.1 --domain t.example.com --key-file probe.key --rate 500 --duration 20
+        """
+    )
+
+    @Option(name: .customLong("resolver"), help: "A resolver: ip, ip:port or [v6]:port (repeatable).")
+    var resolverEntries: [String] = []
+
+    @Option(name: .customLong("resolvers"), help: "File of resolvers, one per line (# comments).")
+    var resolverFiles: [String] = []
+
+    @Option(help: "Domain served by `tunnelprobe serve`.")
+    var domain: String
+
+    @Option(help: "File with the pre-shared key (hexadecimal).")
+    var keyFile: String
+
+    @Option(help: "Probes per second to each resolver.")
+    var rate: Double = 100
+
+    @Option(help: "Probes per resolver (give --count or --duration).")
+    var count: Int?
+
+    @Option(help: "Seconds of sending per resolver (give --count or --duration).")
+    var duration: Double?
+
+    @Option(help: "U[:D]: query payload characters and response payload bytes (see below).")
+    var size: String?
+
+    @Option(help: "Record type of the responses: TXT, NULL, CNAME, MX, SRV, A, AAAA.")
+    var recordType: String = "TXT"
+
+    @Option(help: "Seconds after which a response counts as lost (RFC 7680 Tmax) and late.")
+    var tmax: Double = 2.0
+
+    @Option(help: "Seconds without any authenticated answer after which the responder counts as absent.")
+    var absentAfter: Double = 5.0
+
+    @Flag(help: "Client and responder read the same clock (as in the lab): report one-way delays.")
+    var sharedClock = false
+
+    @Option(help: "Seed for every random choice (stream ids, DNS ids); random when absent, always reported.")
+    var seed: UInt64?
+
+    @Option(help: "Report directory (default reports/<run-id>).")
+    var out: String?
+
+    @Option(help: "Write the per-direction fates (docs/FATES.md) to this file.")
+    var exportFates: String?
+
+    @Option(help: "Write one JSON line per probe (QNAME, DNS id, send time, responder view, arrivals) to this file.")
+    var records: String?
+
+    @Option(help: "Where this run is measured from, recorded in the report (default: host name).")
+    var vantage: String?
+
+    @OptionGroup var common: CommonOptions
+
+    /// Parses `U[:D]`.
+    static func parseSize(_ text: String) -> (up: Int, down: Int)? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 1 || parts.count == 2, let up = Int(parts[0]) else { return nil }
+        guard parts.count == 2 else { return (up, up) }
+        guard let down = Int(parts[1]) else { return nil }
+        return (up, down)
+    }
+
+    func run() async throws {
+        // Every check prints one line and exits 64 (flags) or 66 (files), before anything is sent.
+        guard rate.isFinite, rate > 0, rate <= 100_000 else { throw fail("--rate must be in (0, 100000] probes per second", .validationFailure) }
+        guard (count == nil) != (duration == nil) else { throw fail("give exactly one of --count and --duration", .validationFailure) }
+        if let count, count < 1 || count > 10_000_000 { throw fail("--count must be 1...10000000", .validationFailure) }
+        if let duration, !(duration > 0 && duration <= 86_400) { throw fail("--duration must be in (0, 86400] seconds", .validationFailure) }
+        guard let type = DNSType(name: recordType), DownloadLayout.supportedTypes.contains(type) else {
+            throw fail("--record-type \(recordType): must be one of TXT, NULL, CNAME, MX, SRV, A, AAAA", .validationFailure)
+        }
+        guard tmax > 0, tmax <= 60 else { throw fail("--tmax must be in (0, 60] seconds", .validationFailure) }
+        guard absentAfter > 0, absentAfter <= 600 else { throw fail("--absent-after must be in (0, 600] seconds", .validationFailure) }
+        let zone: DNSName
+        do { zone = try DNSName(domain) } catch { throw fail("--domain \(domain): \(error)", .validationFailure) }
+        let (up, down) = try size.map { text in
+            guard let s = Self.parseSize(text) else { throw fail("--size \(text): expected U or U:D (whole numbers)", .validationFailure) }
+            return s
+        } ?? (ProbeMeta.characterCount, 0)
+        let maxUp = QNameCapacity.payloadCharacters(under: zone)
+        guard up >= ProbeMeta.characterCount, up <= maxUp else {
+            throw fail("--size: query payload must be \(ProbeMeta.characterCount)...\(maxUp) characters under \(zone)", .validationFailure)
+        }
+        let maxDown = DownloadLayout.maxPayload(type: type, zone: zone)
+        guard down >= 0, down <= min(maxDown, 65_535) else {
+            throw fail("--size: response payload must be 0...\(min(maxDown, 65_535)) bytes in \(type)", .validationFailure)
+        }
+        var list = ResolverList()
+        for entry in resolverEntries {
+            guard !entry.contains("/") else { throw fail("--resolver \(entry): give one address, not a block", .validationFailure) }
+            do { try ResolverList.parse(entry: entry).0.forEach { list.add($0) } } catch {
+                throw fail("--resolver \(entry): \(error)", .validationFailure)
+            }
+        }
+        for file in resolverFiles {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw fail("--resolvers \(file): cannot read the file", Exit.badInput)
+            }
+            list.add(text: text, source: file, cidrCap: 256)
+            if let issue = list.issues.first { throw fail("\(issue)", Exit.badInput) }
+        }
+        guard !list.resolvers.isEmpty else { throw fail("give --resolver or --resolvers FILE with at least one resolver", .validationFailure) }
+        let key: ProbeKey
+        do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
+
+        let seed = seed ?? UInt64.random(in: 0...UInt64.max)
+        let perResolver = count ?? max(1, Int((rate * (duration ?? 0)).rounded()))
+        let settings = PathSettings(resolvers: list.resolvers, zone: zone, key: key, rate: rate, count: perResolver,
+                                    uploadCharacters: up, downloadBytes: down, recordType: type,
+                                    tmax: .nanoseconds(Int64(tmax * 1e9)), absentAfter: .nanoseconds(Int64(absentAfter * 1e9)),
+                                    seed: seed)
+        let started = Date()
+        if common.showsProgress {
+            printErr("path: \(perResolver) probes to each of \(list.resolvers.count) resolver(s) at \(rate)/s ...")
+        }
+        let task = Task { try await PathSession.run(settings) }
+        let interruption = Mutex<String?>(nil)
+        let trap = SignalTrap { sig in
+            interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" }
+            task.cancel()
+        }
+        let results: [PathStreamResult]
+        do { results = try await task.value } catch {
+            trap.release()
+            throw fail("cannot run the path streams: \(error)", Exit.environment)
+        }
+        trap.release()
+        let finished = Date()
+        let reason = interruption.withLock { $0 }
+
+        let tmaxNanos = UInt64(tmax * 1e9)
+        let analyses = results.map { PathExport.analysis($0, tmaxNanos: tmaxNanos, sharedClock: sharedClock) }
+        let runID = ReportWriter.runID(kind: "path", date: started)
+        let run = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: vantage ?? hostName(),
+                          seed: seed, startedAt: ReportWriter.timestamp(started), finishedAt: ReportWriter.timestamp(finished),
+                          complete: reason == nil, interruption: reason)
+        let document = PathExport.report(
+            run: run,
+            settings: .init(domain: zone.description, rate: rate, count: perResolver, durationSeconds: duration,
+                            uploadCharacters: up, downloadBytes: down, recordType: type.description, tmaxMs: tmax * 1000,
+                            sharedClock: sharedClock),
+            results: results, analyses: analyses)
+        let directory = out ?? "reports/\(runID)"
+        do {
+            try ReportWriter.write([("path.json", try ReportWriter.json(document)), ("path.md", document.markdown())], to: directory)
+            if let exportFates {
+                let trace = PathExport.fates(results: results, analyses: analyses, domain: zone.description, runID: runID,
+                                             seed: seed, sharedClock: sharedClock)
+                try ReportWriter.write([((exportFates as NSString).lastPathComponent, try ReportWriter.json(trace))],
+                                       to: (exportFates as NSString).deletingLastPathComponent.isEmpty ? "." : (exportFates as NSString).deletingLastPathComponent)
+            }
+            if let records {
+                try ReportWriter.write([((records as NSString).lastPathComponent,
+                                         PathExport.recordLines(results: results, analyses: analyses, settings: settings))],
+                                       to: (records as NSString).deletingLastPathComponent.isEmpty ? "." : (records as NSString).deletingLastPathComponent)
+            }
+        } catch {
+            throw fail("\(error)", Exit.environment)
+        }
+        if common.json {
+            print(try ReportWriter.json(document), terminator: "")
+        } else if !common.quiet {
+            print(document.summaryLines(directory: directory))
+        }
+        if reason != nil { throw Exit.interrupted }
+        if results.allSatisfy(\.responderAbsent) {
+            throw fail("responder absent: no authenticated answer through any resolver within \(absentAfter) s (is `tunnelprobe serve` running for \(zone) with the same key?)", Exit.environment)
+        }
+    }
+}
+
+extension PathReport {
+    func summaryLines(directory: String) -> String {
+        var lines: [String] = []
+        for r in resolvers {
+            func pct(_ p: Proportion) -> String { p.ratio.map { String(format: "%.2f %%", $0 * 100) } ?? "n/a" }
+            let rtt = r.rttMs.p50.map { String(format: "%.1f ms", $0) } ?? "n/a"
+            lines.append("\(r.resolver): loss up \(pct(r.loss.up)), down \(pct(r.loss.down)), round trip \(pct(r.loss.roundTrip)); RTT p50 \(rtt); \(r.counts.answered)/\(r.counts.sent) answered")
+        }
+        if !run.complete { lines.append("[incomplete: \(run.interruption ?? "interrupted")]") }
+        return (lines + ["report: \(directory)/path.md"]).joined(separator: "\n")
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Lab
+import PathMetrics
+import Reports
+import Testing
+
+/// The binary's `path` command: bad input, interruption, and a run through the lab's real unbound.
+enum PathBinaryGate {
+    static var missing: String? {
+        FileManager.default.isExecutableFile(atPath: ScanLabGate.binary) ? nil : "\(ScanLabGate.binary) not built (run `make test`)"
+    }
+    static var runs: Bool { missing == nil || LabFixture.required }
+
+    static func keyFile() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tp-path-\(UUID().uuidString).key").path
+        try String(repeating: "ab", count: 32).write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    static func outDirectory() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("tp-path-\(UUID().uuidString)").path
+    }
+
+    /// A loopback port nobody listens on (bound, then closed).
+    static func unusedPort() -> Int { Int.random(in: 40_000...60_000) }
+}
+
+@Suite(.serialized, .enabled(if: PathBinaryGate.runs, "needs the built binary"))
+struct PathCommandTests {
+    /// Each bad input gives exactly one error line and its documented exit code, before anything is sent.
+    @Test(.timeLimit(.minutes(1))) func badInputGivesOneErrorLine() throws {
+        if let missing = PathBinaryGate.missing { throw LabFixture.Unavailable(reason: missing) }
+        let key = try PathBinaryGate.keyFile()
+        defer { try? FileManager.default.removeItem(atPath: key) }
+        let base = [ScanLabGate.binary, "path", "--domain", "vpn.lab.test", "--quiet"]
+        let cases: [([String], Int32, String)] = [
+            (["--key-file", key, "--resolver", "127.0.0.1", "--rate", "0", "--count", "5"], 64, "--rate"),
+            (["--key-file", key, "--resolver", "127.0.0.1", "--count", "5", "--duration", "2"], 64, "exactly one of --count and --duration"),
+            (["--key-file", key, "--resolver", "127.0.0.1"], 64, "exactly one of --count and --duration"),
+            (["--key-file", key, "--resolver", "127.0.0.1", "--count", "5", "--record-type", "HINFO"], 64, "--record-type"),
+            (["--key-file", key, "--resolver", "not-an-address", "--count", "5"], 64, "--resolver not-an-address"),
+            (["--key-file", key, "--resolver", "127.0.0.1", "--count", "5", "--size", "10:x"], 64, "--size"),
+            (["--key-file", "/nonexistent/probe.key", "--resolver", "127.0.0.1", "--count", "5"], 66, "key file"),
+        ]
+        for (extra, code, text) in cases {
+            let r = try run(base + extra)
+            let lines = r.stderr.split(separator: "\n")
+            #expect(r.status == code, "\(extra): exit \(r.status), \(r.stderr)")
+            #expect(lines.count == 1 && lines[0].hasPrefix("tunnelprobe: error:") && lines[0].contains(text), "\(extra): \(r.stderr)")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func anAbsentResponderIsOneErrorLine() throws {
+        if let missing = PathBinaryGate.missing { throw LabFixture.Unavailable(reason: missing) }
+        let key = try PathBinaryGate.keyFile()
+        let out = PathBinaryGate.outDirectory()
+        defer {
+            try? FileManager.default.removeItem(atPath: key)
+            try? FileManager.default.removeItem(atPath: out)
+        }
+        let r = try run([ScanLabGate.binary, "path", "--domain", "vpn.lab.test", "--key-file", key, "--quiet", "--out", out,
+                         "--resolver", "127.0.0.1:\(PathBinaryGate.unusedPort())", "--count", "100000", "--rate", "200",
+                         "--absent-after", "0.5", "--tmax", "0.3"])
+        #expect(r.status == 69, "exit \(r.status): \(r.stderr)")
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("responder absent"), "\(r.stderr)")
+    }
+
+    /// SIGINT: the report is written with what was measured, marked incomplete, and the exit code is 130.
+    @Test(.timeLimit(.minutes(1))) func interruptedRunWritesAnIncompleteReport() async throws {
+        if let missing = PathBinaryGate.missing { throw LabFixture.Unavailable(reason: missing) }
+        let key = try PathBinaryGate.keyFile()
+        let out = PathBinaryGate.outDirectory()
+        let port = PathBinaryGate.unusedPort()
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: ScanLabGate.binary)
+        server.arguments = ["serve", "--domain", "vpn.lab.test", "--key-file", key, "--listen", "127.0.0.1:\(port)",
+                            "--rate-limit", "0", "--quiet"]
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer {
+            server.terminate()
+            server.waitUntilExit()
+            try? FileManager.default.removeItem(atPath: key)
+            try? FileManager.default.removeItem(atPath: out)
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: ScanLabGate.binary)
+        client.arguments = ["path", "--domain", "vpn.lab.test", "--key-file", key, "--quiet", "--out", out,
+                            "--resolver", "127.0.0.1:\(port)", "--count", "100000", "--rate", "200", "--tmax", "0.5", "--seed", "9"]
+        client.standardError = FileHandle.nullDevice
+        try client.run()
+        try await Task.sleep(for: .seconds(2))
+        client.interrupt()
+        client.waitUntilExit()
+        #expect(client.terminationStatus == 130)
+        let data = try Data(contentsOf: URL(fileURLWithPath: out + "/path.json"))
+        let report = try JSONDecoder().decode(PathReport.self, from: data)
+        #expect(!report.run.complete && report.run.interruption == "SIGINT" && report.run.seed == 9)
+        let r = try #require(report.resolvers.first)
+        #expect(r.counts.sent > 50 && r.counts.sent < 100_000)
+        // Only probes whose Tmax had run out are in the report, and on loopback they all came back.
+        #expect(r.counts.answered == r.counts.sent, "\(r.counts)")
+        #expect(FileManager.default.fileExists(atPath: out + "/path.md"))
+    }
+}
+
+@Suite(.serialized, .enabled(if: ScanLabGate.runs, "lab needs root, unbound, iproute2 and a built binary"))
+struct LabPathTests {
+    /// Through the real unbound on clean veth links: every probe comes back, nothing is lost either way,
+    /// and the fates and per-probe records are written.
+    @Test(.timeLimit(.minutes(3))) func pathThroughTheRealResolver() async throws {
+        try await withLab(limit: nil) { lab in
+            let out = PathBinaryGate.outDirectory()
+            defer { try? FileManager.default.removeItem(atPath: out) }
+            let argv = Lab.namespaceCommand(name: lab.name, role: .client, command: [
+                ScanLabGate.binary, "path", "--domain", lab.domain, "--key-file", lab.keyFile, "--out", out, "--quiet",
+                "--resolver", lab.resolverAddress, "--count", "600", "--rate", "200", "--size", "100:300", "--seed", "4",
+                "--shared-clock", "--export-fates", out + "/fates.json", "--records", out + "/records.jsonl",
+            ])
+            let r = try run(argv)
+            #expect(r.status == 0, "path exited \(r.status): \(r.stderr)")
+            let report = try JSONDecoder().decode(PathReport.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/path.json")))
+            let result = try #require(report.resolvers.first)
+            #expect(result.counts.sent == 600 && result.counts.answered == 600, "\(result.counts)")
+            #expect(result.loss.up.ratio == 0 && result.loss.down.ratio == 0 && result.counts.lostUnknown == 0)
+            #expect(result.rttMs.p50 != nil && result.oneWayMs?.up.p50 != nil)
+            let fates = try FateTrace.load(path: out + "/fates.json")
+            #expect(fates.streams.map(\.direction) == [.up, .down] && fates.streams[0].packets.count == 600)
+            let lines = try String(contentsOfFile: out + "/records.jsonl", encoding: .utf8).split(separator: "\n")
+            #expect(lines.count == 600)
+        }
+    }
+}
