@@ -13,7 +13,6 @@ struct ImpairRelayTests {
     @Test(.timeLimit(.minutes(1)))
     func arrivalsAtBothEndsMatchTheLog() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { try? group.syncShutdownGracefully() }
         let upstream = try await UDPPeer.start(group: group, echo: true)
         let client = try await UDPPeer.start(group: group, echo: false)
         let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("impair-\(UUID().uuidString).jsonl").path
@@ -73,6 +72,7 @@ struct ImpairRelayTests {
         #expect(down.allSatisfy { $0["ge"] as? String != nil })
         await upstream.close()
         await client.close()
+        try await group.shutdownGracefully()
     }
 
     /// Counts, duplicates and RFC 4737 reordering at the receiving end against the log's lines.

@@ -14,6 +14,8 @@ public final class ImpairRelay: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let core: RelayCore
     private let stopped = NIOLockedValueBox(false)
+    /// Whether `stop()` has finished, and who waits for it.
+    private let finished = NIOLockedValueBox<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     /// `log` is written and closed by the relay. Throws when an endpoint is not an address.
     public init(config: ImpairmentConfig, replay: ReplayPlan? = nil, log: ImpairmentLog? = nil, arguments: [String] = []) throws {
@@ -34,7 +36,13 @@ public final class ImpairRelay: Sendable {
 
     /// Returns when `stop()` has finished.
     public func wait() async {
-        try? await core.finished.futureResult.get()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = finished.withLockedValue { state in
+                if !state.done { state.waiters.append(continuation) }
+                return state.done
+            }
+            if done { continuation.resume() }
+        }
     }
 
     /// Stops reading, closes every socket, writes the summary to the log and closes it. Datagrams
@@ -48,7 +56,12 @@ public final class ImpairRelay: Sendable {
         if first {
             let summary = try? await core.loop.flatSubmit { self.core.shutdown() }.get()
             try? await group.shutdownGracefully()
-            core.finished.succeed(())
+            let waiters = finished.withLockedValue { state in
+                state.done = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
             return summary ?? core.lastSummary.withLockedValue { $0 }
         }
         await wait()

@@ -7,7 +7,6 @@ import Reports
 /// The relay's state, confined to one event loop (every method runs on `loop`).
 final class RelayCore: @unchecked Sendable {
     let loop: any EventLoop
-    let finished: EventLoopPromise<Void>
     let lastSummary: NIOLockedValueBox<ImpairmentSummary>
 
     private let config: ImpairmentConfig
@@ -36,7 +35,6 @@ final class RelayCore: @unchecked Sendable {
         self.log = log
         self.arguments = arguments
         self.loop = loop
-        self.finished = loop.makePromise()
         self.summary = ImpairmentSummary(seed: config.seed)
         self.lastSummary = NIOLockedValueBox(ImpairmentSummary(seed: config.seed))
         self.models = Direction.allCases.map { d in
