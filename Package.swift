@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "Reports", targets: ["Reports"]),
         .library(name: "PathMetrics", targets: ["PathMetrics"]),
         .library(name: "Lab", targets: ["Lab"]),
+        .library(name: "Impairment", targets: ["Impairment"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -81,10 +82,21 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // impair: the user-space netem relay for UDP, its seeded models and its ground-truth log.
+        .target(
+            name: "Impairment",
+            dependencies: [
+                "DNSWire", "Reports", "ProbeClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "tunnelprobe",
             dependencies: [
-                "DNSWire", "ProbeProtocol", "ProbeServer", "ProbeClient", "Reports", "Lab",
+                "DNSWire", "ProbeProtocol", "ProbeServer", "ProbeClient", "Reports", "Lab", "Impairment",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -105,6 +117,14 @@ let package = Package(
         .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "PathMetrics"], exclude: ["Golden"]),
         .testTarget(name: "PathMetricsTests", dependencies: ["PathMetrics", "ProbeClient"]),
-        .testTarget(name: "LabTests", dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports", "PathMetrics"]),
+        .testTarget(name: "LabTests", dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports", "PathMetrics", "Impairment"]),
+        .testTarget(
+            name: "ImpairmentTests",
+            dependencies: [
+                "Impairment", "DNSWire", "Reports", "ProbeClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
     ]
 )

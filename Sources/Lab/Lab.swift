@@ -102,6 +102,9 @@ public enum Lab {
             logger: logger
         )
         try await waitForResponder(responder, readiness: config.responderReadiness)
+        if let impair = config.impairCommand {
+            try await LabImpairment.start(impair, topology: topology, directory: directory, ip: ip, state: &state, logger: logger)
+        }
 
         guard let status = await status(name: config.name, stateRoot: config.stateRoot), status.healthy else {
             throw LabError(.startFailed, "lab \(config.name) is not healthy right after start (see \(directory))")
@@ -110,7 +113,7 @@ public enum Lab {
         return status
     }
 
-    private static func startDaemon(
+    static func startDaemon(
         role: String,
         argv: [String],
         in namespace: String,
@@ -307,8 +310,9 @@ public enum Lab {
             return LabProcess(role: daemon.role, pid: daemon.pid, running: daemon.isRunning && inNamespace, log: daemon.log)
         }
         let roles = Set(processes.map(\.role))
+        let impaired = state?.config.impairCommand != nil
         let healthy = namespacesPresent.count == Role.allCases.count
-            && roles == ["unbound", "responder"]
+            && roles == (impaired ? ["unbound", "responder", LabImpairment.role] : ["unbound", "responder"])
             && processes.allSatisfy(\.running)
         return LabStatus(
             name: name,
@@ -327,7 +331,9 @@ public enum Lab {
             resolverUDPLimit: state?.config.resolverUDPLimit,
             stateDirectory: directory,
             processes: processes,
-            healthy: healthy
+            healthy: healthy,
+            impairedResolverAddress: impaired ? LabImpairment.address : nil,
+            impairLog: impaired ? LabImpairment.logPath(directory) : nil
         )
     }
 

@@ -21,6 +21,10 @@ public struct LabConfig: Sendable, Codable, Hashable {
     public var stateRoot: String
     /// When `up` considers the responder ready.
     public var responderReadiness: ResponderReadiness
+    /// The argv prefix that runs the impairment relay in front of the resolver, e.g.
+    /// `[binary, "impair", "--seed", "7", "--up-loss", "0.01"]`; nil for none. The lab appends
+    /// `--listen 198.18.0.53:53 --upstream 198.18.0.1:53 --log <state>/impair.jsonl` (`LabImpairment`).
+    public var impairCommand: [String]?
 
     /// How `up` decides that the responder has started.
     public enum ResponderReadiness: String, Sendable, Codable, Hashable, CaseIterable {
@@ -39,7 +43,8 @@ public struct LabConfig: Sendable, Codable, Hashable {
         qnameMinimisation: Bool = true,
         serverCommand: [String],
         stateRoot: String = LabConfig.defaultStateRoot,
-        responderReadiness: ResponderReadiness = .udpListening
+        responderReadiness: ResponderReadiness = .udpListening,
+        impairCommand: [String]? = nil
     ) {
         self.name = name
         self.domain = domain
@@ -49,6 +54,7 @@ public struct LabConfig: Sendable, Codable, Hashable {
         self.serverCommand = serverCommand
         self.stateRoot = stateRoot
         self.responderReadiness = responderReadiness
+        self.impairCommand = impairCommand
     }
 
     /// The accepted range of `resolverUDPLimit`. unbound takes smaller values, but then even a TC
@@ -70,6 +76,7 @@ public struct LabConfig: Sendable, Codable, Hashable {
         guard let program = serverCommand.first, !program.isEmpty else {
             throw LabError(.invalidConfig, "the server command is empty")
         }
+        if let impair = impairCommand { try LabImpairment.validate(impair) }
         guard stateRoot.hasPrefix("/"), stateRoot.count > 1 else {
             throw LabError(.invalidConfig, "the state root \"\(stateRoot)\" is not an absolute path")
         }

@@ -27,6 +27,10 @@ public struct LabStatus: Sendable, Codable, Hashable {
     public var resolverUDPLimit: Int?
     public var stateDirectory: String
     public var processes: [LabProcess]
+    /// With `lab up --impair`: the address in the client namespace where the impairment relay
+    /// listens (port 53) in front of the resolver, and the relay's JSON-lines log (docs/IMPAIR.md).
+    public var impairedResolverAddress: String?
+    public var impairLog: String?
     /// Every namespace exists and every process runs.
     public var healthy: Bool
 
@@ -34,7 +38,7 @@ public struct LabStatus: Sendable, Codable, Hashable {
         name: String, namespaces: Namespaces, clientAddress: String, resolverAddress: String,
         resolverPort: Int, resolverAliases: String, serverAddress: String, domain: String,
         keyFile: String, resolverUDPLimit: Int?, stateDirectory: String, processes: [LabProcess],
-        healthy: Bool
+        healthy: Bool, impairedResolverAddress: String? = nil, impairLog: String? = nil
     ) {
         self.name = name
         self.namespaces = namespaces
@@ -49,12 +53,14 @@ public struct LabStatus: Sendable, Codable, Hashable {
         self.stateDirectory = stateDirectory
         self.processes = processes
         self.healthy = healthy
+        self.impairedResolverAddress = impairedResolverAddress
+        self.impairLog = impairLog
     }
 }
 
 /// One daemon of a lab.
 public struct LabProcess: Sendable, Codable, Hashable {
-    /// "unbound" or "responder".
+    /// "unbound", "responder" or "impair".
     public var role: String
     public var pid: Int32
     public var running: Bool

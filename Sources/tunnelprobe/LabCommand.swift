@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Impairment
 import Lab
 import Logging
 
@@ -58,8 +59,13 @@ extension LabCommand {
                 A lab that is already up with the same settings is left as it is; one with other \
                 settings, or a broken one, is rebuilt. On failure everything is removed again.
 
+                With --impair, `tunnelprobe impair` runs in the client namespace on 198.18.0.53:53 \
+                in front of unbound (198.18.0.1 stays direct) with the given flags; the lab sets \
+                --listen, --upstream and --log (<state>/impair.jsonl, see `lab status --json`).
+
                 Example:
                   tunnelprobe lab up --name demo --resolver-udp-limit 777 --json
+                  tunnelprobe lab up --name lossy --impair "--seed 7 --up-loss 0.01 --down-ge p=0.02,r=0.3"
                 """
         )
 
@@ -77,6 +83,9 @@ extension LabCommand {
         @Flag(inversion: .prefixedNo, help: "unbound qname-minimisation (RFC 9156).")
         var qnameMinimisation = true
 
+        @Option(parsing: .unconditional, help: "Impair flags (see `tunnelprobe impair --help`) for a relay in front of the resolver, in one string.")
+        var impair: String?
+
         @Flag(help: "Print the lab status as JSON.")
         var json = false
 
@@ -89,6 +98,24 @@ extension LabCommand {
         }
 
         func run() async throws {
+            var impairCommand: [String]?
+            if let impair {
+                let flags = impair.split(whereSeparator: \.isWhitespace).map(String.init)
+                for flag in flags where ["--listen", "--upstream", "--log"].contains(flag.split(separator: "=").first.map(String.init) ?? "") {
+                    throw fail("--impair: \(flag) is set by the lab", Exit.badInput)
+                }
+                do {
+                    let config = try ImpairmentConfig.parse(arguments: flags, requireEndpoints: false)
+                    _ = try config.loadReplay()
+                } catch {
+                    throw fail("--impair: \(error)", Exit.badInput)
+                }
+                // A relative --replay path must still resolve once the relay runs as a daemon.
+                impairCommand = [LabCLI.currentExecutable(), "impair"] + flags.enumerated().map { index, flag in
+                    index > 0 && flags[index - 1] == "--replay" && !flag.hasPrefix("/")
+                        ? FileManager.default.currentDirectoryPath + "/" + flag : flag
+                }
+            }
             let config = LabConfig(
                 name: lab.name,
                 domain: domain,
@@ -97,7 +124,8 @@ extension LabCommand {
                 qnameMinimisation: qnameMinimisation,
                 // All probes reach the responder from the lab resolver alone: no per-source limit there.
                 serverCommand: [LabCLI.currentExecutable(), "serve", "--rate-limit", "0"],
-                stateRoot: lab.stateRoot
+                stateRoot: lab.stateRoot,
+                impairCommand: impairCommand
             )
             let status: LabStatus
             do {
@@ -227,6 +255,9 @@ enum LabCLI {
         text += "  client      \(status.clientAddress)\n"
         text += "  resolver    \(status.resolverAddress):\(status.resolverPort), aliases \(status.resolverAliases), UDP limit \(limit)\n"
         text += "  server      \(status.serverAddress):53, domain \(status.domain.isEmpty ? "(unknown)" : status.domain)\n"
+        if let impaired = status.impairedResolverAddress {
+            text += "  impaired    \(impaired):\(status.resolverPort) -> \(status.resolverAddress):\(status.resolverPort), log \(status.impairLog ?? "?")\n"
+        }
         text += "  key         \(status.keyFile)\n"
         for process in status.processes {
             let role = process.role.padding(toLength: 11, withPad: " ", startingAt: 0)

@@ -12,6 +12,7 @@ struct TunnelProbe: AsyncParsableCommand {
             LabCommand.self,
             LoadgenCommand.self,
             ReportCommand.self,
+            ImpairCommand.self,
         ]
     )
 }

@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import Impairment
+
+/// `tunnelprobe impair`: parses its flags with `ImpairmentConfig.parse` and runs `ImpairRelay`.
+struct ImpairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "impair",
+        abstract: "A user-space netem for UDP: a relay between clients and a resolver that loses, delays, reorders, duplicates, shapes and rewrites datagrams.",
+        discussion: """
+        Clients send to --listen; the relay forwards to --upstream from one socket per client and \
+        impairs each direction on its own (X is up for queries, down for responses). Every random \
+        choice comes from --seed; --log writes one JSON line per datagram and direction saying what \
+        was done to it (docs/IMPAIR.md). SIGINT/SIGTERM stop it and print the counts.
+
+        Flags:
+        \(ImpairCommand.flagTable)
+
+        Examples:
+          tunnelprobe impair --listen 127.0.0.1:5300 --upstream 127.0.0.1:53 \\
+            --seed 7 --log impair.jsonl --up-loss 0.01 --down-ge p=0.02,r=0.3 \\
+            --up-delay 20 --up-jitter 5 --down-reorder 0.01:3
+          tunnelprobe impair --listen 127.0.0.1:5300 --upstream 127.0.0.1:53 \\
+            --replay fates.json
+        """
+    )
+
+    static var flagTable: String {
+        ImpairmentConfig.flags.map { flag in
+            let left = "  \(flag.name) \(flag.value)"
+            return left.padding(toLength: max(left.count + 1, 30), withPad: " ", startingAt: 0) + flag.help
+        }.joined(separator: "\n")
+    }
+
+    @Flag(name: [.short, .long], help: "No summary on stderr.")
+    var quiet = false
+
+    @Argument(parsing: .allUnrecognized, help: .hidden)
+    var flags: [String] = []
+
+    func run() async throws {
+        let config: ImpairmentConfig
+        let replay: ReplayPlan?
+        let log: ImpairmentLog?
+        do {
+            config = try ImpairmentConfig.parse(arguments: flags)
+            replay = try config.loadReplay()
+            log = try config.logPath.map { path throws(ImpairmentConfigError) in try ImpairmentLog(path: path) }
+        } catch {
+            throw fail("\(error)", Exit.badInput)
+        }
+        let relay: ImpairRelay
+        do {
+            relay = try ImpairRelay(config: config, replay: replay, log: log, arguments: flags)
+            let bound = try await relay.start()
+            let shown = Endpoint(host: bound.ipAddress ?? config.listen.host, port: bound.port ?? config.listen.port)
+            if !quiet { printErr("impair: relaying \(shown) -> \(config.upstream), seed \(config.seed)") }
+        } catch {
+            let code: ExitCode = "\(error)".contains("ermission") ? Exit.noPermission : Exit.environment
+            throw fail("cannot listen on \(config.listen): \(error)", code)
+        }
+        let trap = SignalTrap { _ in Task { await relay.stop() } }
+        defer { trap.release() }
+        await relay.wait()
+        let summary = await relay.stop()
+        if !quiet { printErr(summary.text) }
+    }
+}

@@ -1,0 +1,179 @@
+import DNSWire
+import Foundation
+import Impairment
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Testing
+
+/// The ground-truth property `path` is checked against: what arrives at each end of the relay is
+/// exactly what its log says it did, datagram by datagram.
+@Suite(.serialized)
+struct ImpairRelayTests {
+    @Test(.timeLimit(.minutes(1)))
+    func arrivalsAtBothEndsMatchTheLog() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let upstream = try await UDPPeer.start(group: group, echo: true)
+        let client = try await UDPPeer.start(group: group, echo: false)
+        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("impair-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: logPath) }
+
+        let config = try ImpairmentConfig.parse(arguments: [
+            "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)", "--seed", "2026", "--log", logPath,
+            "--up-loss", "0.1", "--up-duplicate", "0.1", "--up-reorder", "0.05:2", "--up-delay", "1", "--up-jitter", "0.5",
+            "--down-ge", "p=0.05,r=0.3", "--down-duplicate", "0.05", "--down-reorder", "0.05:1",
+        ])
+        let relay = try ImpairRelay(config: config, log: try ImpairmentLog(path: logPath))
+        let relayAddress = try await relay.start()
+
+        let count = 2000
+        for i in 0..<count {
+            let query = try DNSMessage(header: DNSHeader(id: UInt16(i), recursionDesired: true),
+                                       questions: [DNSQuestion(name: DNSName("q\(i).vpn.lab.test"), type: .txt)]).serialized()
+            try await client.send(query, to: relayAddress)
+            if i % 10 == 9 { try await Task.sleep(for: .milliseconds(2)) }
+        }
+        // Longer than the reordering hold (1 s) and every delay.
+        try await Task.sleep(for: .milliseconds(1600))
+        let summary = await relay.stop()
+
+        let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        #expect(lines.first?["schema"] as? String == "tunnelprobe.impair-log/1")
+        #expect(lines.last?["summary"] != nil)
+        let records = lines.dropFirst().dropLast()
+        let up = records.filter { $0["dir"] as? String == "up" }
+        let down = records.filter { $0["dir"] as? String == "down" }
+
+        // Up: the log lists the queries in the order the client sent them...
+        #expect(up.map { $0["id"] as? Int } == (0..<count).map { $0 })
+        #expect(up.map { $0["seq"] as? Int } == (0..<count).map { $0 })
+        #expect(up.allSatisfy { ($0["qname"] as? String) == "q\($0["id"] as! Int).vpn.lab.test" })
+        // ...and what reached the upstream is what it says.
+        try check(direction: up, arrivals: upstream.arrivals().map { Int($0.id) }, idOf: { $0["id"] as! Int })
+
+        // Down: the log lists the upstream's answers in the order it sent them (the echo numbers
+        // its answers: DNS id = its send index)...
+        let sentByUpstream = upstream.sent()
+        #expect(down.map { $0["id"] as? Int } == sentByUpstream.indices.map { $0 })
+        #expect(down.map { $0["qname"] as? String } == sentByUpstream.map { $0.qname })
+        // ...and what reached the client is what it says.
+        try check(direction: down, arrivals: client.arrivals().map { Int($0.id) }, idOf: { $0["id"] as! Int })
+
+        // The summary agrees with the lines.
+        #expect(summary.up.received == count && summary.down.received == down.count)
+        #expect(summary.up.dropped[.loss] == up.filter { $0["by"] as? String == "loss" }.count)
+        #expect(summary.down.dropped[.ge] == down.filter { $0["by"] as? String == "ge" }.count)
+        #expect(summary.up.unsentAtExit == 0 && summary.down.unsentAtExit == 0)
+        // Every model did something, so the checks above covered it.
+        #expect(summary.up.dropped[.loss, default: 0] > 100 && summary.up.duplicated > 100 && summary.up.reordered > 50)
+        #expect(summary.down.dropped[.ge, default: 0] > 50 && summary.down.duplicated > 30 && summary.down.reordered > 30)
+        #expect(down.allSatisfy { $0["ge"] as? String != nil })
+        await upstream.close()
+        await client.close()
+        try await group.shutdownGracefully()
+    }
+
+    /// Counts, duplicates and RFC 4737 reordering at the receiving end against the log's lines.
+    private func check(direction lines: [[String: Any]], arrivals: [Int], idOf: ([String: Any]) -> Int) throws {
+        var expectedCopies: [Int: Int] = [:]
+        var seqOf: [Int: Int] = [:]
+        var held: Set<Int> = []
+        for line in lines {
+            let id = idOf(line)
+            seqOf[id] = line["seq"] as? Int
+            expectedCopies[id] = line["action"] as? String == "forward" ? line["copies"] as! Int : 0
+            if line["reorderGap"] != nil { held.insert(id) }
+        }
+        var arrived: [Int: Int] = [:]
+        for id in arrivals { arrived[id, default: 0] += 1 }
+        let mismatched = expectedCopies.filter { arrived[$0.key, default: 0] != $0.value }
+        #expect(mismatched.isEmpty, "ids whose copies differ from the log: \(mismatched.keys.sorted().prefix(10))")
+        #expect(Set(arrived.keys).isSubset(of: Set(expectedCopies.keys)))
+
+        // RFC 4737 section 3.3: NextExp over first arrivals.
+        var nextExpected = 0
+        var seen: Set<Int> = []
+        var reordered: Set<Int> = []
+        for id in arrivals where seen.insert(id).inserted {
+            let seq = seqOf[id]!
+            if seq >= nextExpected { nextExpected = seq + 1 } else { reordered.insert(id) }
+        }
+        // A held datagram near the end may be released by the hold timeout, with nothing behind it.
+        let lastSeq = lines.count - 1
+        let tail = held.filter { seqOf[$0]! > lastSeq - 10 }
+        #expect(reordered.isSubset(of: held), "reordered without a log mark: \(reordered.subtracting(held).sorted().prefix(10))")
+        #expect(held.subtracting(reordered).isSubset(of: tail), "marked but in order: \(held.subtracting(reordered).subtracting(tail).sorted().prefix(10))")
+    }
+}
+
+/// A UDP socket in the test process that records what it receives; as the "upstream" it answers
+/// every datagram at once with a response whose DNS id is its own send index (so each answer,
+/// duplicates included, can be told apart at the client) and whose question is the query's.
+final class UDPPeer: Sendable {
+    struct Datagram: Sendable {
+        var id: UInt16
+        var qname: String?
+    }
+
+    private let channel: any Channel
+    private let state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>
+    var port: Int { channel.localAddress?.port ?? 0 }
+
+    private init(channel: any Channel, state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>) {
+        self.channel = channel
+        self.state = state
+    }
+
+    static func start(group: any EventLoopGroup, echo: Bool) async throws -> UDPPeer {
+        let state = NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>(([], []))
+        let channel = try await DatagramBootstrap(group: group)
+            .channelOption(.socketOption(.so_rcvbuf), value: 4 << 20)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(Handler(state: state, echo: echo))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        return UDPPeer(channel: channel, state: state)
+    }
+
+    func send(_ bytes: [UInt8], to address: SocketAddress) async throws {
+        try await channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: bytes)))
+    }
+
+    func arrivals() -> [Datagram] { state.withLockedValue { $0.received } }
+    func sent() -> [Datagram] { state.withLockedValue { $0.sent } }
+    func close() async { try? await channel.close() }
+
+    private final class Handler: ChannelInboundHandler {
+        typealias InboundIn = AddressedEnvelope<ByteBuffer>
+        typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+        let state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>
+        let echo: Bool
+
+        init(state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>, echo: Bool) {
+            self.state = state
+            self.echo = echo
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let envelope = unwrapInboundIn(data)
+            let bytes = Array(envelope.data.readableBytesView)
+            guard let message = try? DNSMessage(parsing: bytes) else { return }
+            let qname = message.questions.first.map { $0.name.description }
+            let index: Int = state.withLockedValue { s in
+                s.received.append(Datagram(id: message.header.id, qname: qname))
+                return s.sent.count
+            }
+            guard echo else { return }
+            var answer = message
+            answer.header.id = UInt16(truncatingIfNeeded: index)
+            answer.header.isResponse = true
+            guard let out = try? answer.serialized() else { return }
+            state.withLockedValue { $0.sent.append(Datagram(id: answer.header.id, qname: qname)) }
+            context.writeAndFlush(wrapOutboundOut(AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: ByteBuffer(bytes: out))), promise: nil)
+        }
+    }
+}
