@@ -15,6 +15,10 @@ extension PathReport {
         out.append("- Domain \(settings.domain); \(settings.count) probes per resolver at \(Self.number(settings.rate)) /s; \(size)")
         out.append("- Tmax \(Self.number(settings.tmaxMs)) ms (later responses are lost and counted late, RFC 7680); one-way delays: \(settings.sharedClock ? "measured (shared clock)" : "not measured (clocks not shared)")")
         out.append("- Vantage \(run.vantage), seed \(run.seed), started \(run.startedAt)")
+        if let drops = client.udpReceiveBufferErrors, drops > 0 {
+            out.append("")
+            out.append("> **Warning**: this host dropped \(drops) UDP datagrams for lack of receive buffer during the run; down loss may include them.")
+        }
         out.append("")
         out.append("## Loss by direction")
         out.append("")

@@ -9,13 +9,28 @@ public struct PathReport: Codable, Sendable, Hashable {
     public var run: RunInfo
     public var settings: Settings
     public var conventions: Conventions
+    public var client: ClientChecks
     public var resolvers: [ResolverResult]
 
-    public init(run: RunInfo, settings: Settings, conventions: Conventions = Conventions(), resolvers: [ResolverResult]) {
+    public init(run: RunInfo, settings: Settings, conventions: Conventions = Conventions(),
+                client: ClientChecks = ClientChecks(udpReceiveBufferErrors: nil), resolvers: [ResolverResult]) {
         self.run = run
         self.settings = settings
         self.conventions = conventions
+        self.client = client
         self.resolvers = resolvers
+    }
+
+    /// Whether the measuring host itself dropped datagrams: that would pass for downstream loss.
+    public struct ClientChecks: Codable, Sendable, Hashable {
+        /// Growth of the kernel's UDP RcvbufErrors counter (this network namespace) during the run.
+        public var udpReceiveBufferErrors: Int?
+        public var reason: String?
+
+        public init(udpReceiveBufferErrors: Int?) {
+            self.udpReceiveBufferErrors = udpReceiveBufferErrors
+            reason = udpReceiveBufferErrors == nil ? "/proc/net/snmp not readable" : nil
+        }
     }
 
     public struct Settings: Codable, Sendable, Hashable {

@@ -142,6 +142,7 @@ struct PathCommand: AsyncParsableCommand {
                                     tmax: .nanoseconds(Int64(tmax * 1e9)), absentAfter: .nanoseconds(Int64(absentAfter * 1e9)),
                                     seed: seed)
         let started = Date()
+        let countersBefore = UDPCounters.read()
         if common.showsProgress {
             printErr("path: \(perResolver) probes to each of \(list.resolvers.count) resolver(s) at \(rate)/s ...")
         }
@@ -159,6 +160,9 @@ struct PathCommand: AsyncParsableCommand {
         trap.release()
         let finished = Date()
         let reason = interruption.withLock { $0 }
+        let drops = countersBefore.flatMap { before in
+            UDPCounters.read().map { $0.receiveBufferErrors - before.receiveBufferErrors }
+        }
 
         let tmaxNanos = UInt64(tmax * 1e9)
         let analyses = results.map { PathExport.analysis($0, tmaxNanos: tmaxNanos, sharedClock: sharedClock) }
@@ -171,7 +175,7 @@ struct PathCommand: AsyncParsableCommand {
             settings: .init(domain: zone.description, rate: rate, count: perResolver, durationSeconds: duration,
                             uploadCharacters: up, downloadBytes: down, recordType: type.description, tmaxMs: tmax * 1000,
                             sharedClock: sharedClock),
-            results: results, analyses: analyses)
+            results: results, analyses: analyses, udpReceiveBufferErrors: drops)
         let directory = out ?? "reports/\(runID)"
         do {
             try ReportWriter.write([("path.json", try ReportWriter.json(document)), ("path.md", document.markdown())], to: directory)
