@@ -27,13 +27,17 @@ echo "== tunnelprobe path: $RATE probes/s for $DURATION s (query 100 chars, resp
   --key-file "$work/k.key" --rate "$RATE" --duration "$DURATION" --size 100:300 --tmax 1 --seed 1 --out "$work/p" --quiet
 python3 - "$work/p/path.json" "$work/path.time" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1]))["resolvers"][0]
+doc = json.load(open(sys.argv[1]))
+r = doc["resolvers"][0]
 user, system, wall = map(float, open(sys.argv[2]).read().split()[-3:])
 c, s = r["counts"], r["stream"]
 cpu = user + system
 print(f"path: sent {c['sent']}, answered {c['answered']}, achieved {s['achievedRate']:.0f} probes/s, "
       f"loss up {r['loss']['up']['ratio']:.4f} down {r['loss']['down']['ratio']:.4f}, RTT p50 {r['rttMs']['p50']} ms p99 {r['rttMs']['p99']} ms")
-print(f"path client CPU: {cpu:.2f} s over {wall:.2f} s wall = {100 * cpu / wall:.0f} % of one core, {1e6 * cpu / c['sent']:.1f} us per probe")
+print(f"path client CPU: {cpu:.2f} s over {wall:.2f} s wall (sending, Tmax wait, drains, report) = "
+      f"{100 * cpu / wall:.0f} % of one core, {1e6 * cpu / c['sent']:.1f} us per probe")
+print(f"UDP receive-buffer drops on this host during the run (client and responder share it): "
+      f"{doc['client']['udpReceiveBufferErrors']}")
 PY
 
 echo "== anchor: dnsperf -Q $RATE for $DURATION s against the same responder (echo probes)"

@@ -83,6 +83,11 @@ struct PathCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
+    static func directory(of file: String) -> String {
+        let d = (file as NSString).deletingLastPathComponent
+        return d.isEmpty ? "." : d
+    }
+
     /// Parses `U[:D]`.
     static func parseSize(_ text: String) -> (up: Int, down: Int)? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
@@ -182,13 +187,18 @@ struct PathCommand: AsyncParsableCommand {
             if let exportFates {
                 let trace = PathExport.fates(results: results, analyses: analyses, domain: zone.description, runID: runID,
                                              seed: seed, sharedClock: sharedClock)
-                try ReportWriter.write([((exportFates as NSString).lastPathComponent, try ReportWriter.json(trace))],
-                                       to: (exportFates as NSString).deletingLastPathComponent.isEmpty ? "." : (exportFates as NSString).deletingLastPathComponent)
+                // A fates file needs at least one packet with a known fate (docs/FATES.md, "Rules").
+                if trace.streams.isEmpty {
+                    printErr("tunnelprobe: warning: no probe has a known fate; \(exportFates) not written")
+                } else {
+                    try ReportWriter.write([((exportFates as NSString).lastPathComponent, try ReportWriter.json(trace))],
+                                           to: Self.directory(of: exportFates))
+                }
             }
             if let records {
                 try ReportWriter.write([((records as NSString).lastPathComponent,
                                          PathExport.recordLines(results: results, analyses: analyses, settings: settings))],
-                                       to: (records as NSString).deletingLastPathComponent.isEmpty ? "." : (records as NSString).deletingLastPathComponent)
+                                       to: Self.directory(of: records))
             }
         } catch {
             throw fail("\(error)", Exit.environment)
