@@ -36,8 +36,8 @@ print(f"path: sent {c['sent']}, answered {c['answered']}, achieved {s['achievedR
       f"loss up {r['loss']['up']['ratio']:.4f} down {r['loss']['down']['ratio']:.4f}, RTT p50 {r['rttMs']['p50']} ms p99 {r['rttMs']['p99']} ms")
 print(f"path client CPU: {cpu:.2f} s over {wall:.2f} s wall (sending, Tmax wait, drains, report) = "
       f"{100 * cpu / wall:.0f} % of one core, {1e6 * cpu / c['sent']:.1f} us per probe")
-print(f"UDP receive-buffer drops on this host during the run (client and responder share it): "
-      f"{doc['client']['udpReceiveBufferErrors']}")
+print(f"drops at the client's own socket: {s.get('clientSocketDrops')}; UDP receive-buffer drops in this network "
+      f"namespace during the run (responder, other processes): {doc['client']['udpReceiveBufferErrors']}")
 PY
 
 echo "== anchor: dnsperf -Q $RATE for $DURATION s against the same responder (echo probes)"

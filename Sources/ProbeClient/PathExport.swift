@@ -22,7 +22,7 @@ public enum PathExport {
                 stream: .init(id: result.stream, elapsedSeconds: result.elapsedSeconds, achievedRate: rate,
                               drainsSent: result.drainsSent, drainsAnswered: result.drainsAnswered,
                               unmatched: result.unmatched, responderAbsent: result.responderAbsent,
-                              inFlightExcluded: result.inFlightExcluded),
+                              inFlightExcluded: result.inFlightExcluded, clientSocketDrops: result.clientSocketDrops),
                 analysis: analysis)
         }
         return PathReport(run: run, settings: settings, client: .init(udpReceiveBufferErrors: udpReceiveBufferErrors),

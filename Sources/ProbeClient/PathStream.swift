@@ -281,7 +281,8 @@ public final class PathStream: @unchecked Sendable {
         promise.succeed(PathStreamResult(
             resolver: resolver, stream: streamID, records: kept, wire: Array(wire.prefix(kept.count)),
             drainsSent: drainsSent, drainsAnswered: drainsAnswered, unmatched: unmatched, responderAbsent: absent,
-            inFlightExcluded: excluded, clockOriginMicros: originMicros, elapsedSeconds: Double(end) / 1e9))
+            inFlightExcluded: excluded, clientSocketDrops: channel?.localAddress?.port.flatMap { UDPCounters.socketDrops(port: $0) },
+            clockOriginMicros: originMicros, elapsedSeconds: Double(end) / 1e9))
     }
 
     final class Receiver: ChannelInboundHandler, @unchecked Sendable {

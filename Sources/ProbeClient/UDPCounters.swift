@@ -30,3 +30,29 @@ public struct UDPCounters: Sendable, Hashable {
         return UDPCounters(inErrors: inErrors, receiveBufferErrors: rcvbuf)
     }
 }
+
+extension UDPCounters {
+    /// Datagrams the kernel dropped for the UDP socket bound to local `port` (the `drops` column of
+    /// `/proc/net/udp` and `/proc/net/udp6`), or nil when no such socket is listed.
+    public static func socketDrops(port: Int, tables: [String] = ["/proc/net/udp", "/proc/net/udp6"]) -> Int? {
+        var found: Int?
+        for path in tables {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+            if let drops = socketDrops(port: port, table: text) { found = (found ?? 0) + drops }
+        }
+        return found
+    }
+
+    static func socketDrops(port: Int, table: String) -> Int? {
+        var found: Int?
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode ref pointer drops
+            guard fields.count >= 13, let colon = fields[1].lastIndex(of: ":"),
+                  let local = Int(fields[1][fields[1].index(after: colon)...], radix: 16), local == port,
+                  let drops = Int(fields[fields.count - 1]) else { continue }
+            found = (found ?? 0) + drops
+        }
+        return found
+    }
+}

@@ -129,9 +129,12 @@ public struct PathReport: Codable, Sendable, Hashable {
         public var responderAbsent: Bool
         /// Probes left out because the run stopped before their tmax ran out.
         public var inFlightExcluded: Int
+        /// Datagrams the kernel dropped at the client's own socket (nil: not readable). Above 0, some
+        /// down loss happened on the measuring host itself.
+        public var clientSocketDrops: Int?
 
         public init(id: UInt32, elapsedSeconds: Double, achievedRate: Double?, drainsSent: Int, drainsAnswered: Int,
-                    unmatched: Int, responderAbsent: Bool, inFlightExcluded: Int) {
+                    unmatched: Int, responderAbsent: Bool, inFlightExcluded: Int, clientSocketDrops: Int? = nil) {
             self.id = id
             self.elapsedSeconds = elapsedSeconds
             self.achievedRate = achievedRate
@@ -140,6 +143,7 @@ public struct PathReport: Codable, Sendable, Hashable {
             self.unmatched = unmatched
             self.responderAbsent = responderAbsent
             self.inFlightExcluded = inFlightExcluded
+            self.clientSocketDrops = clientSocketDrops
         }
     }
 
