@@ -42,6 +42,9 @@ import Testing
         let path = try ProbeName.build(meta: PathProbe(stream: 5, seq: 6).meta(nonce: nonce, totalCharacters: 200),
                                        zone: zone, key: key)
         #expect(try PathProbe.identify(path, zone: zone, key: key).probe.seq == 6)
+        // A resolver that randomises letter case upstream (DNS 0x20) does not hide the probe from a relay log.
+        let shouted = try DNSName(path.description.uppercased())
+        #expect(try PathProbe.identify(shouted, zone: zone, key: key).probe == PathProbe(stream: 5, seq: 6))
         // Another key: the meta block does not authenticate.
         #expect(throws: ProbeError.self) { try PathProbe.identify(path, zone: zone, key: try ProbeKey(bytes: Array(1..<33))) }
     }
