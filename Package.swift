@@ -117,7 +117,7 @@ let package = Package(
         .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "PathMetrics"], exclude: ["Golden"]),
         .testTarget(name: "PathMetricsTests", dependencies: ["PathMetrics", "ProbeClient"]),
-        .testTarget(name: "LabTests", dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports", "PathMetrics", "Impairment"]),
+        .testTarget(name: "LabTests", dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports", "PathMetrics", "DNSWire", "Impairment"]),
         .testTarget(
             name: "ImpairmentTests",
             dependencies: [

@@ -88,3 +88,31 @@ public struct DelayVariation: Codable, Sendable, Hashable {
         max = values.max()
     }
 }
+
+extension DelayPercentiles {
+    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(samples, forKey: .samples)
+        try c.encode(min, forKey: .min)
+        try c.encode(p50, forKey: .p50)
+        try c.encode(p90, forKey: .p90)
+        try c.encode(p99, forKey: .p99)
+        try c.encode(max, forKey: .max)
+        try c.encode(reason, forKey: .reason)
+    }
+}
+
+extension DelayVariation {
+    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(samples, forKey: .samples)
+        try c.encode(p50, forKey: .p50)
+        try c.encode(p90, forKey: .p90)
+        try c.encode(p99, forKey: .p99)
+        try c.encode(min, forKey: .min)
+        try c.encode(max, forKey: .max)
+        try c.encode(reason, forKey: .reason)
+    }
+}

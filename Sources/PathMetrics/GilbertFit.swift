@@ -90,3 +90,15 @@ public struct GilbertFit: Codable, Sendable, Hashable {
         withH = WithH(p: p, r: r, h: h)
     }
 }
+
+extension GilbertFit {
+    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(samples, forKey: .samples)
+        try c.encode(twoState, forKey: .twoState)
+        try c.encode(twoStateReason, forKey: .twoStateReason)
+        try c.encode(withH, forKey: .withH)
+        try c.encode(withHReason, forKey: .withHReason)
+    }
+}

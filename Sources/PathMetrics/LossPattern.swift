@@ -42,3 +42,17 @@ public struct LossPattern: Codable, Sendable, Hashable {
         reason = samples == 0 ? "no samples" : (lost == 0 ? "no loss observed" : nil)
     }
 }
+
+extension LossPattern {
+    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(samples, forKey: .samples)
+        try c.encode(lost, forKey: .lost)
+        try c.encode(periods, forKey: .periods)
+        try c.encode(periodLengths, forKey: .periodLengths)
+        try c.encode(meanPeriodLength, forKey: .meanPeriodLength)
+        try c.encode(distances, forKey: .distances)
+        try c.encode(reason, forKey: .reason)
+    }
+}

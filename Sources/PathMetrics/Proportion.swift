@@ -47,3 +47,16 @@ public struct WilsonInterval: Sendable, Hashable {
         high = k == n ? 1 : min(1, centre + half)
     }
 }
+
+extension Proportion {
+    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(count, forKey: .count)
+        try c.encode(samples, forKey: .samples)
+        try c.encode(ratio, forKey: .ratio)
+        try c.encode(ciLow, forKey: .ciLow)
+        try c.encode(ciHigh, forKey: .ciHigh)
+        try c.encode(reason, forKey: .reason)
+    }
+}

@@ -66,3 +66,18 @@ public struct Reordering: Codable, Sendable, Hashable {
         reason = s.isEmpty ? "no packets received" : nil
     }
 }
+
+extension Reordering {
+    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(samples, forKey: .samples)
+        try c.encode(reordered, forKey: .reordered)
+        try c.encode(ratio, forKey: .ratio)
+        try c.encode(maxExtent, forKey: .maxExtent)
+        try c.encode(extents, forKey: .extents)
+        try c.encode(threeReordered, forKey: .threeReordered)
+        try c.encode(threeReorderedRatio, forKey: .threeReorderedRatio)
+        try c.encode(reason, forKey: .reason)
+    }
+}

@@ -13,7 +13,7 @@ public enum PathExport {
     }
 
     public static func report(run: RunInfo, settings: PathReport.Settings, results: [PathStreamResult],
-                              analyses: [PathAnalysis]) -> PathReport {
+                              analyses: [PathAnalysis], udpReceiveBufferErrors: Int? = nil) -> PathReport {
         let rows = zip(results, analyses).map { result, analysis in
             let sent = result.records.count + result.inFlightExcluded
             let rate = result.elapsedSeconds > 0 && sent > 1 ? Double(sent) / lastSendSeconds(result) : nil
@@ -22,10 +22,11 @@ public enum PathExport {
                 stream: .init(id: result.stream, elapsedSeconds: result.elapsedSeconds, achievedRate: rate,
                               drainsSent: result.drainsSent, drainsAnswered: result.drainsAnswered,
                               unmatched: result.unmatched, responderAbsent: result.responderAbsent,
-                              inFlightExcluded: result.inFlightExcluded),
+                              inFlightExcluded: result.inFlightExcluded, clientSocketDrops: result.clientSocketDrops),
                 analysis: analysis)
         }
-        return PathReport(run: run, settings: settings, resolvers: rows)
+        return PathReport(run: run, settings: settings, client: .init(udpReceiveBufferErrors: udpReceiveBufferErrors),
+                          resolvers: rows)
     }
 
     /// Probes over the time from the first send to the last (the sending phase only).

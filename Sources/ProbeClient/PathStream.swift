@@ -4,6 +4,9 @@ import NIOCore
 import NIOPosix
 import PathMetrics
 import ProbeProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One paced stream of sequenced path probes to one resolver, on its own SwiftNIO datagram channel.
 ///
@@ -32,8 +35,11 @@ public final class PathStream: @unchecked Sendable {
     private var stopping = false
     private var start: UInt64 = 0
     private var originMicros: UInt64 = 0
-    private var lastSend: UInt64 = 0
     private var finished: EventLoopPromise<PathStreamResult>?
+    private var repairCursor = 0
+    private var lastRepair: UInt64 = 0
+    /// A quarter of the time the responder's history (`PathReply.historyDepth` seqs) spans at this rate, at most Tmax.
+    private let repairAfter: UInt64
 
     /// Pacing granularity: probes due are sent in a burst every tick (1 ms, or the interval when longer).
     private let tickNanos: Int64
@@ -47,6 +53,7 @@ public final class PathStream: @unchecked Sendable {
         self.address = address
         self.rng = SplitMix64(seed: seed)
         tickNanos = max(1_000_000, Int64(1e9 / max(settings.rate, 1e-3)))
+        repairAfter = UInt64(min(Double(settings.tmax.nanoseconds), 0.25 * Double(PathReply.historyDepth) / max(settings.rate, 1e-3) * 1e9))
     }
 
     public enum PathError: Error, CustomStringConvertible {
@@ -71,6 +78,11 @@ public final class PathStream: @unchecked Sendable {
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler) }
             }
             .bind(host: resolver.isIPv6 ? "::" : "0.0.0.0", port: 0).get()
+        #if os(Linux)
+        // SO_RCVBUF is capped by net.core.rmem_max; as root, force the larger buffer so a scheduling hiccup
+        // of the client does not drop responses (which would pass for downstream loss).
+        try? await channel.setOption(.socketOption(NIOBSDSocket.Option(rawValue: SO_RCVBUFFORCE)), value: 8 << 20)
+        #endif
         let promise = loop.makePromise(of: PathStreamResult.self)
         loop.execute {
             self.channel = channel
@@ -117,8 +129,8 @@ public final class PathStream: @unchecked Sendable {
             sentNow = true
         }
         if sentNow { channel?.flush() }
+        repair(now: now)
         if records.count >= settings.count {
-            lastSend = now
             loop.scheduleTask(in: settings.tmax) { self.drainRound(self.settings.drainRounds) }
             return
         }
@@ -166,6 +178,13 @@ public final class PathStream: @unchecked Sendable {
             finish(interrupted: stopping)
             return
         }
+        sendDrains(for: missing)
+        let wait = min(settings.tmax, .seconds(1))
+        loop.scheduleTask(in: wait) { self.drainRound(left - 1) }
+    }
+
+    /// One drain per window of 32 seqs that holds an uncovered seq (`missing` ascending).
+    private func sendDrains(for missing: [Int]) {
         var index = 0
         let last = records.count - 1
         while index < missing.count {
@@ -181,8 +200,20 @@ public final class PathStream: @unchecked Sendable {
             while index < missing.count, missing[index] <= end { index += 1 }
         }
         channel?.flush()
-        let wait = min(settings.tmax, .seconds(1))
-        loop.scheduleTask(in: wait) { self.drainRound(left - 1) }
+    }
+
+    /// During the run: seqs that no history covered `repairAfter` after they were sent (a burst of lost
+    /// responses) get a drain while the responder's ring still holds them. A drain only says "not seen
+    /// yet"; a later view that counts a copy wins, so this can only turn unknown fates into known ones.
+    private func repair(now: UInt64) {
+        guard now >= lastRepair + 50_000_000 else { return }
+        lastRepair = now
+        var missing: [Int] = []
+        while repairCursor < records.count, records[repairCursor].sentNanos + repairAfter <= now {
+            if records[repairCursor].view == nil { missing.append(repairCursor) }
+            repairCursor += 1
+        }
+        if !missing.isEmpty { sendDrains(for: missing) }
     }
 
     private static func key(_ nonce: [UInt8]) -> UInt64 {
@@ -250,7 +281,8 @@ public final class PathStream: @unchecked Sendable {
         promise.succeed(PathStreamResult(
             resolver: resolver, stream: streamID, records: kept, wire: Array(wire.prefix(kept.count)),
             drainsSent: drainsSent, drainsAnswered: drainsAnswered, unmatched: unmatched, responderAbsent: absent,
-            inFlightExcluded: excluded, clockOriginMicros: originMicros, elapsedSeconds: Double(end) / 1e9))
+            inFlightExcluded: excluded, clientSocketDrops: channel?.localAddress?.port.flatMap { UDPCounters.socketDrops(port: $0) },
+            clockOriginMicros: originMicros, elapsedSeconds: Double(end) / 1e9))
     }
 
     final class Receiver: ChannelInboundHandler, @unchecked Sendable {

@@ -25,6 +25,9 @@ public struct PathStreamResult: Sendable {
     public var responderAbsent: Bool
     /// Probes sent but left out of `records` because the run was interrupted before their Tmax ran out.
     public var inFlightExcluded: Int
+    /// Datagrams the kernel dropped at this stream's own socket (receive buffer full): responses that
+    /// arrived but that the client failed to read, which would otherwise pass for downstream loss.
+    public var clientSocketDrops: Int?
     /// Wall clock at the records' time origin, microseconds since the Unix epoch.
     public var clockOriginMicros: UInt64
     public var elapsedSeconds: Double

@@ -27,6 +27,8 @@ public struct PathReply: Hashable, Sendable {
     public static let entryLength = 7
     /// The largest window a reply carries.
     public static let maxEntries = 32
+    /// How many of a stream's latest seqs a responder keeps (docs/PROTOCOL.md): older ones cannot be drained.
+    public static let historyDepth = 2048
 
     public static func byteCount(entries: Int) -> Int { headerLength + entries * entryLength + ProbeMeta.tagLength }
 

@@ -14,7 +14,7 @@ public final class PathStreamTable: Sendable {
         public var ringSize: Int
         /// Evicted stream ids remembered (so a returning stream is not mistaken for a new one).
         public var evictedMemory: Int
-        public init(maxStreams: Int = 256, ringSize: Int = 2048, evictedMemory: Int = 4096) {
+        public init(maxStreams: Int = 256, ringSize: Int = PathReply.historyDepth, evictedMemory: Int = 4096) {
             self.maxStreams = max(1, maxStreams)
             self.ringSize = max(PathReply.maxEntries, ringSize)
             self.evictedMemory = max(1, evictedMemory)

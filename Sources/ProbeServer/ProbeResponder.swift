@@ -11,7 +11,8 @@ public import ProbeProtocol
 ///   (QNAME-minimising resolvers ask for such names on the way to every probe, and a REFUSED there
 ///   turns the probe into SERVFAIL); such answers are never larger than the query;
 /// - a response larger than the query's EDNS size (512 without EDNS) goes out as TC with no answers
-///   (RFC 6891 7, RFC 1035 4.2.1).
+///   (RFC 6891 7, RFC 1035 4.2.1);
+/// - path probes are answered with the stream's receive history (`ProbeResponder+Path.swift`).
 public struct ProbeResponder: Sendable {
     public struct Configuration: Sendable {
         public var zone: DNSName
@@ -135,8 +136,8 @@ public struct ProbeResponder: Sendable {
     }
 
     func reply(_ query: DNSMessage, rcode: DNSRcode = .noError, answers: [DNSResourceRecord] = [],
-                       authorities: [DNSResourceRecord] = [], additionals: [DNSResourceRecord] = [],
-                       _ disposition: Disposition) -> Outcome {
+               authorities: [DNSResourceRecord] = [], additionals: [DNSResourceRecord] = [],
+               _ disposition: Disposition) -> Outcome {
         var header = DNSHeader(id: query.header.id)
         header.isResponse = true
         header.opcode = query.header.opcode

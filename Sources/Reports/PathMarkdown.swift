@@ -15,6 +15,14 @@ extension PathReport {
         out.append("- Domain \(settings.domain); \(settings.count) probes per resolver at \(Self.number(settings.rate)) /s; \(size)")
         out.append("- Tmax \(Self.number(settings.tmaxMs)) ms (later responses are lost and counted late, RFC 7680); one-way delays: \(settings.sharedClock ? "measured (shared clock)" : "not measured (clocks not shared)")")
         out.append("- Vantage \(run.vantage), seed \(run.seed), started \(run.startedAt)")
+        let socketDrops = resolvers.compactMap(\.stream.clientSocketDrops).reduce(0, +)
+        if socketDrops > 0 {
+            out.append("")
+            out.append("> **Warning**: the client's own sockets dropped \(socketDrops) responses (receive buffer full); down loss includes them.")
+        } else if let drops = client.udpReceiveBufferErrors, drops > 0 {
+            out.append("")
+            out.append("> Note: \(drops) UDP datagrams were dropped for lack of receive buffer on this host (network namespace) during the run, none of them at the client's sockets.")
+        }
         out.append("")
         out.append("## Loss by direction")
         out.append("")

@@ -9,13 +9,28 @@ public struct PathReport: Codable, Sendable, Hashable {
     public var run: RunInfo
     public var settings: Settings
     public var conventions: Conventions
+    public var client: ClientChecks
     public var resolvers: [ResolverResult]
 
-    public init(run: RunInfo, settings: Settings, conventions: Conventions = Conventions(), resolvers: [ResolverResult]) {
+    public init(run: RunInfo, settings: Settings, conventions: Conventions = Conventions(),
+                client: ClientChecks = ClientChecks(udpReceiveBufferErrors: nil), resolvers: [ResolverResult]) {
         self.run = run
         self.settings = settings
         self.conventions = conventions
+        self.client = client
         self.resolvers = resolvers
+    }
+
+    /// Whether the measuring host itself dropped datagrams: that would pass for downstream loss.
+    public struct ClientChecks: Codable, Sendable, Hashable {
+        /// Growth of the kernel's UDP RcvbufErrors counter (this network namespace) during the run.
+        public var udpReceiveBufferErrors: Int?
+        public var reason: String?
+
+        public init(udpReceiveBufferErrors: Int?) {
+            self.udpReceiveBufferErrors = udpReceiveBufferErrors
+            reason = udpReceiveBufferErrors == nil ? "/proc/net/snmp not readable" : nil
+        }
     }
 
     public struct Settings: Codable, Sendable, Hashable {
@@ -114,9 +129,12 @@ public struct PathReport: Codable, Sendable, Hashable {
         public var responderAbsent: Bool
         /// Probes left out because the run stopped before their tmax ran out.
         public var inFlightExcluded: Int
+        /// Datagrams the kernel dropped at the client's own socket (nil: not readable). Above 0, some
+        /// down loss happened on the measuring host itself.
+        public var clientSocketDrops: Int?
 
         public init(id: UInt32, elapsedSeconds: Double, achievedRate: Double?, drainsSent: Int, drainsAnswered: Int,
-                    unmatched: Int, responderAbsent: Bool, inFlightExcluded: Int) {
+                    unmatched: Int, responderAbsent: Bool, inFlightExcluded: Int, clientSocketDrops: Int? = nil) {
             self.id = id
             self.elapsedSeconds = elapsedSeconds
             self.achievedRate = achievedRate
@@ -125,6 +143,7 @@ public struct PathReport: Codable, Sendable, Hashable {
             self.unmatched = unmatched
             self.responderAbsent = responderAbsent
             self.inFlightExcluded = inFlightExcluded
+            self.clientSocketDrops = clientSocketDrops
         }
     }
 
@@ -160,5 +179,95 @@ public struct PathReport: Codable, Sendable, Hashable {
             ipdvMs = a.ipdv
             oneWayMs = a.oneWay
         }
+    }
+}
+
+extension PathReport.Gilbert {
+    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(p, forKey: .p)
+        try c.encode(r, forKey: .r)
+        try c.encode(h, forKey: .h)
+        try c.encode(model, forKey: .model)
+        try c.encode(reason, forKey: .reason)
+        try c.encode(roundTrip, forKey: .roundTrip)
+    }
+}
+
+extension PathReport.ReorderingSummary {
+    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(ratio, forKey: .ratio)
+        try c.encode(maxExtent, forKey: .maxExtent)
+        try c.encode(threeReordered, forKey: .threeReordered)
+        try c.encode(samples, forKey: .samples)
+        try c.encode(reason, forKey: .reason)
+        try c.encode(roundTrip, forKey: .roundTrip)
+        try c.encode(up, forKey: .up)
+        try c.encode(down, forKey: .down)
+    }
+}
+
+extension PathReport.ResolverResult {
+    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(resolver, forKey: .resolver)
+        try c.encode(stream, forKey: .stream)
+        try c.encode(counts, forKey: .counts)
+        try c.encode(loss, forKey: .loss)
+        try c.encode(lossPatterns, forKey: .lossPatterns)
+        try c.encode(gilbert, forKey: .gilbert)
+        try c.encode(gilbertByDirection, forKey: .gilbertByDirection)
+        try c.encode(reordering, forKey: .reordering)
+        try c.encode(duplicates, forKey: .duplicates)
+        try c.encode(rttMs, forKey: .rttMs)
+        try c.encode(jitterMs, forKey: .jitterMs)
+        try c.encode(jitterReason, forKey: .jitterReason)
+        try c.encode(ipdvMs, forKey: .ipdvMs)
+        try c.encode(oneWayMs, forKey: .oneWayMs)
+    }
+}
+
+extension PathReport.Stream {
+    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(elapsedSeconds, forKey: .elapsedSeconds)
+        try c.encode(achievedRate, forKey: .achievedRate)
+        try c.encode(drainsSent, forKey: .drainsSent)
+        try c.encode(drainsAnswered, forKey: .drainsAnswered)
+        try c.encode(unmatched, forKey: .unmatched)
+        try c.encode(responderAbsent, forKey: .responderAbsent)
+        try c.encode(inFlightExcluded, forKey: .inFlightExcluded)
+        try c.encode(clientSocketDrops, forKey: .clientSocketDrops)
+    }
+}
+
+extension PathReport.ClientChecks {
+    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(udpReceiveBufferErrors, forKey: .udpReceiveBufferErrors)
+        try c.encode(reason, forKey: .reason)
+    }
+}
+
+extension PathReport.Settings {
+    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(domain, forKey: .domain)
+        try c.encode(rate, forKey: .rate)
+        try c.encode(count, forKey: .count)
+        try c.encode(durationSeconds, forKey: .durationSeconds)
+        try c.encode(uploadCharacters, forKey: .uploadCharacters)
+        try c.encode(downloadBytes, forKey: .downloadBytes)
+        try c.encode(recordType, forKey: .recordType)
+        try c.encode(tmaxMs, forKey: .tmaxMs)
+        try c.encode(sharedClock, forKey: .sharedClock)
     }
 }

@@ -83,6 +83,11 @@ struct PathCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
+    static func directory(of file: String) -> String {
+        let d = (file as NSString).deletingLastPathComponent
+        return d.isEmpty ? "." : d
+    }
+
     /// Parses `U[:D]`.
     static func parseSize(_ text: String) -> (up: Int, down: Int)? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
@@ -142,6 +147,7 @@ struct PathCommand: AsyncParsableCommand {
                                     tmax: .nanoseconds(Int64(tmax * 1e9)), absentAfter: .nanoseconds(Int64(absentAfter * 1e9)),
                                     seed: seed)
         let started = Date()
+        let countersBefore = UDPCounters.read()
         if common.showsProgress {
             printErr("path: \(perResolver) probes to each of \(list.resolvers.count) resolver(s) at \(rate)/s ...")
         }
@@ -159,6 +165,9 @@ struct PathCommand: AsyncParsableCommand {
         trap.release()
         let finished = Date()
         let reason = interruption.withLock { $0 }
+        let drops = countersBefore.flatMap { before in
+            UDPCounters.read().map { $0.receiveBufferErrors - before.receiveBufferErrors }
+        }
 
         let tmaxNanos = UInt64(tmax * 1e9)
         let analyses = results.map { PathExport.analysis($0, tmaxNanos: tmaxNanos, sharedClock: sharedClock) }
@@ -171,20 +180,25 @@ struct PathCommand: AsyncParsableCommand {
             settings: .init(domain: zone.description, rate: rate, count: perResolver, durationSeconds: duration,
                             uploadCharacters: up, downloadBytes: down, recordType: type.description, tmaxMs: tmax * 1000,
                             sharedClock: sharedClock),
-            results: results, analyses: analyses)
+            results: results, analyses: analyses, udpReceiveBufferErrors: drops)
         let directory = out ?? "reports/\(runID)"
         do {
             try ReportWriter.write([("path.json", try ReportWriter.json(document)), ("path.md", document.markdown())], to: directory)
             if let exportFates {
                 let trace = PathExport.fates(results: results, analyses: analyses, domain: zone.description, runID: runID,
                                              seed: seed, sharedClock: sharedClock)
-                try ReportWriter.write([((exportFates as NSString).lastPathComponent, try ReportWriter.json(trace))],
-                                       to: (exportFates as NSString).deletingLastPathComponent.isEmpty ? "." : (exportFates as NSString).deletingLastPathComponent)
+                // A fates file needs at least one packet with a known fate (docs/FATES.md, "Rules").
+                if trace.streams.isEmpty {
+                    printErr("tunnelprobe: warning: no probe has a known fate; \(exportFates) not written")
+                } else {
+                    try ReportWriter.write([((exportFates as NSString).lastPathComponent, try ReportWriter.json(trace))],
+                                           to: Self.directory(of: exportFates))
+                }
             }
             if let records {
                 try ReportWriter.write([((records as NSString).lastPathComponent,
                                          PathExport.recordLines(results: results, analyses: analyses, settings: settings))],
-                                       to: (records as NSString).deletingLastPathComponent.isEmpty ? "." : (records as NSString).deletingLastPathComponent)
+                                       to: Self.directory(of: records))
             }
         } catch {
             throw fail("\(error)", Exit.environment)

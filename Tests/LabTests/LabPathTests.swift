@@ -1,6 +1,8 @@
+import DNSWire
 import Foundation
 import Lab
 import PathMetrics
+import ProbeProtocol
 import Reports
 import Testing
 
@@ -130,6 +132,11 @@ struct LabPathTests {
             #expect(fates.streams.map(\.direction) == [.up, .down] && fates.streams[0].packets.count == 600)
             let lines = try String(contentsOfFile: out + "/records.jsonl", encoding: .utf8).split(separator: "\n")
             #expect(lines.count == 600)
+            // A record's QNAME (what a relay log shows) maps back to its stream and seq.
+            let line = try #require(try JSONSerialization.jsonObject(with: Data(lines[7].utf8)) as? [String: Any])
+            let name = try DNSName(try #require(line["qname"] as? String))
+            let probe = try PathProbe.identify(name, zone: try DNSName(lab.domain), key: try ProbeKey.load(path: lab.keyFile)).probe
+            #expect(probe.seq == 7 && probe.stream == result.stream.id && line["seq"] as? Int == 7)
         }
     }
 }

@@ -12,8 +12,8 @@ import Testing
 /// `path` against the in-process responder on loopback, directly and through a relay that drops,
 /// duplicates chosen queries and responses: every loss must be attributed to the right direction.
 @Suite(.serialized) struct PathLoopbackTests {
-    func withServer(_ body: (SocketAddress) async throws -> Void) async throws {
-        let server = ProbeServer(responder: ProbeResponder(configuration: .init(zone: zone, key: key)),
+    func withServer(history: PathStreamTable = PathStreamTable(), _ body: (SocketAddress) async throws -> Void) async throws {
+        let server = ProbeServer(responder: ProbeResponder(configuration: .init(zone: zone, key: key), pathStreams: history),
                                  ratePerSourcePerSecond: 0, logger: Logger(label: "test"))
         let bound = try await server.start(listen: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)])
         do { try await body(try #require(bound.first)) } catch {
@@ -66,6 +66,25 @@ import Testing
             #expect(a.loss.up.samples == 200 && a.loss.down.samples == 196)
             // 198 and 199 are covered by no later answer: only the drain can tell.
             #expect(result.drainsAnswered >= 1)
+        }
+    }
+
+    /// 50 responses in a row lost early in a stream longer than the responder's history (shrunk to 256 seqs
+    /// here, to keep the rate low): no later answer covers the first of them and the final drains come too
+    /// late, so only the drains sent during the run can tell that these queries did reach the responder.
+    @Test(.timeLimit(.minutes(1))) func drainsDuringTheRunAttributeALongBurstOfLostResponses() async throws {
+        try await withServer(history: PathStreamTable(limits: .init(ringSize: 256))) { server in
+            let dropDown = Set<UInt32>(100..<150)
+            let relay = try await DroppingRelay.start(server: server, dropUp: [], dropDown: dropDown,
+                                                      duplicateUp: [], duplicateDown: [])
+            var s = try settings(try #require(relay.address.port), count: 700, rate: 200)
+            s.tmax = .milliseconds(500)
+            let results = try await PathSession.run(s)
+            await relay.stop()
+            let result = try #require(results.first)
+            let a = PathAnalysis(records: result.records, tmaxNanos: 500_000_000)
+            #expect(a.counts.lostDown == 50 && a.counts.lostUnknown == 0 && a.counts.lostUp == 0, "\(a.counts)")
+            #expect((100..<150).allSatisfy { a.fates[$0] == .lostDown })
         }
     }
 

@@ -67,6 +67,10 @@ import Testing
         let rtt = try #require(r["rttMs"] as? [String: Any])
         #expect(rtt["p50"] != nil && rtt["p99"] != nil)
         #expect(r["jitterMs"] != nil)
+        // Not measured (no shared clock): the key is there, as null, rather than missing.
+        #expect(r["oneWayMs"] is NSNull && r.keys.contains("oneWayMs"))
+        let upOrder = try #require((reordering["up"] as? [String: Any]))
+        #expect(upOrder["maxExtent"] is NSNull)
         let gilbert = try #require(r["gilbert"] as? [String: Any])
         // Round trip: 6 loss periods among 33 good-to-next pairs, 5 recoveries: p = 6/33, r = 5/6. The
         // 3-parameter fit has too few triples, so the report says h = 0 comes from the 2-state model.
