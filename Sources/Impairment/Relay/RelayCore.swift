@@ -137,6 +137,8 @@ final class RelayCore: @unchecked Sendable {
 
     private func handle(_ direction: Direction, _ data: ByteBuffer, mapping: Mapping) {
         let now = nowNs()
+        if summary.firstArrivalNs == nil { summary.firstArrivalNs = now }
+        summary.lastArrivalNs = now
         let info = data.withUnsafeReadableBytes { DatagramInfo(bytes: $0) }
         let seq = sequence[direction.index]
         sequence[direction.index] += 1
