@@ -29,10 +29,12 @@ public final class ImpairmentLog {
         buffer += line.utf8
     }
 
-    /// One datagram's line. `seq` counts the datagrams of its direction from 0.
-    public func record(direction: Direction, seq: UInt64, receivedNs: UInt64, peer: String, info: DatagramInfo, verdict: Verdict) {
+    /// One datagram's line. `seq` counts the datagrams of its direction from 0; `bytes` is the
+    /// datagram as received (the QNAME is written from it).
+    public func record(direction: Direction, seq: UInt64, receivedNs: UInt64, peer: String, bytes: UnsafeRawBufferPointer,
+                       info: DatagramInfo, verdict: Verdict) {
         append("{\"dir\":\"")
-        append(direction.rawValue)
+        append(direction == .up ? "up" : "down" as StaticString)
         append("\",\"seq\":")
         append(seq)
         append(",\"tNs\":")
@@ -45,16 +47,20 @@ public final class ImpairmentLog {
         if let id = info.id {
             append(",\"id\":")
             append(UInt64(id))
-            append(info.isResponse ? ",\"qr\":1" : ",\"qr\":0")
-            if let question = info.question, let qname = info.qname {
+            append(info.isResponse ? ",\"qr\":1" : ",\"qr\":0" as StaticString)
+            if let end = info.questionEnd, let qtype = info.qtype {
                 append(",\"qname\":\"")
-                append(Self.escaped(qname))
+                DatagramInfo.appendQName(bytes, questionEnd: end, to: &buffer)
                 append("\",\"qtype\":")
-                append(UInt64(question.type.rawValue))
+                append(UInt64(qtype))
             }
         }
         append(",\"action\":\"")
-        append(verdict.action.rawValue)
+        switch verdict.action {
+        case .forward: append("forward")
+        case .drop: append("drop")
+        case .servfail: append("servfail")
+        }
         append("\"")
         if let model = verdict.droppedBy {
             append(",\"by\":\"")
@@ -78,7 +84,7 @@ public final class ImpairmentLog {
         }
         if let state = verdict.geState {
             append(",\"ge\":\"")
-            append(state.rawValue)
+            append(state == .good ? "good" : "bad" as StaticString)
             append("\"")
         }
         if let index = verdict.replayIndex {
@@ -116,25 +122,29 @@ public final class ImpairmentLog {
         _ = Foundation.close(fd)
     }
 
-    @inline(__always) private func append(_ s: String) { buffer += s.utf8 }
+    /// Literals go straight from the binary's UTF-8 into the buffer.
+    @inline(__always) private func append(_ s: StaticString) {
+        s.withUTF8Buffer { buffer.append(contentsOf: $0) }
+    }
+
+    @inline(__always) private func append(_ s: String) {
+        var s = s
+        s.withUTF8 { buffer.append(contentsOf: $0) }
+    }
 
     /// Decimal digits straight into the buffer, without an intermediate String.
     private func append(_ value: UInt64) {
-        var n = value
-        var count = 0
-        repeat {
-            count += 1
-            n /= 10
-        } while n > 0
-        let start = buffer.count
-        buffer.append(contentsOf: repeatElement(48, count: count))
-        n = value
-        var i = start + count - 1
-        repeat {
-            buffer[i] = 48 + UInt8(n % 10)
-            n /= 10
-            i -= 1
-        } while n > 0
+        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes of scratch, enough for 20 digits
+        withUnsafeMutableBytes(of: &digits) { scratch in
+            var n = value
+            var i = scratch.count
+            repeat {
+                i -= 1
+                scratch[i] = 48 + UInt8(truncatingIfNeeded: n % 10)
+                n /= 10
+            } while n > 0
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[i...]))
+        }
     }
 
     /// JSON string escaping (RFC 8259 section 7).

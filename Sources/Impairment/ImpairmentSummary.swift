@@ -86,6 +86,10 @@ public struct ImpairmentSummary: Sendable, Hashable {
 
     public subscript(direction: Direction) -> Counts {
         get { direction == .up ? up : down }
+        // In place: a get/set pair would copy `dropped` on every datagram.
+        _modify {
+            if direction == .up { yield &up } else { yield &down }
+        }
         set { if direction == .up { up = newValue } else { down = newValue } }
     }
 
