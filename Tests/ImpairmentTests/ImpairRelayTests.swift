@@ -75,6 +75,44 @@ struct ImpairRelayTests {
         try await group.shutdownGracefully()
     }
 
+    /// SERVFAIL comes from the relay (the upstream sees nothing), and an oversized response
+    /// arrives as header + question with TC set.
+    @Test(.timeLimit(.minutes(1)))
+    func servfailAndTruncationReachTheClientAsDNS() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let upstream = try await UDPPeer.start(group: group, echo: true)
+        let client = try await UDPPeer.start(group: group, echo: false)
+        let query = try DNSMessage(header: DNSHeader(id: 0x4242, recursionDesired: true),
+                                   questions: [DNSQuestion(name: DNSName("servfail.vpn.lab.test"), type: .txt)],
+                                   additionals: []).serialized()
+        for flags in [["--servfail", "1"], ["--down-max-size", "\(query.count - 1)", "--down-oversize", "truncate"]] {
+            let config = try ImpairmentConfig.parse(arguments: ["--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)"] + flags)
+            let relay = try ImpairRelay(config: config)
+            let address = try await relay.start()
+            try await client.send(query, to: address)
+            try await Task.sleep(for: .milliseconds(300))
+            let summary = await relay.stop()
+            if flags[0] == "--servfail" {
+                #expect(summary.up.servfail == 1 && summary.up.forwarded == 0 && upstream.arrivals().isEmpty)
+            } else {
+                #expect(summary.down.truncated == 1 && upstream.arrivals().count == 1)
+            }
+        }
+        let answers = client.raw()
+        #expect(answers.count == 2)
+        if answers.count == 2 {
+            let servfail = try DNSMessage(parsing: answers[0])
+            #expect(servfail.header.id == 0x4242 && servfail.header.isResponse && servfail.header.rcode == .servFail)
+            #expect(servfail.questions.first?.name.description == "servfail.vpn.lab.test" && servfail.header.recursionDesired)
+            let truncated = try DNSMessage(parsing: answers[1])
+            #expect(truncated.header.truncated && truncated.answers.isEmpty && truncated.questions.count == 1)
+            #expect(answers[1].count <= query.count)
+        }
+        await upstream.close()
+        await client.close()
+        try await group.shutdownGracefully()
+    }
+
     /// Counts, duplicates and RFC 4737 reordering at the receiving end against the log's lines.
     private func check(direction lines: [[String: Any]], arrivals: [Int], idOf: ([String: Any]) -> Int) throws {
         var expectedCopies: [Int: Int] = [:]
@@ -119,24 +157,27 @@ final class UDPPeer: Sendable {
 
     private let channel: any Channel
     private let state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>
+    private let bytes: NIOLockedValueBox<[[UInt8]]>
     var port: Int { channel.localAddress?.port ?? 0 }
 
-    private init(channel: any Channel, state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>) {
+    private init(channel: any Channel, state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>, bytes: NIOLockedValueBox<[[UInt8]]>) {
         self.channel = channel
         self.state = state
+        self.bytes = bytes
     }
 
     static func start(group: any EventLoopGroup, echo: Bool) async throws -> UDPPeer {
         let state = NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>(([], []))
+        let bytes = NIOLockedValueBox<[[UInt8]]>([])
         let channel = try await DatagramBootstrap(group: group)
             .channelOption(.socketOption(.so_rcvbuf), value: 4 << 20)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(Handler(state: state, echo: echo))
+                    try channel.pipeline.syncOperations.addHandler(Handler(state: state, bytes: bytes, echo: echo))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        return UDPPeer(channel: channel, state: state)
+        return UDPPeer(channel: channel, state: state, bytes: bytes)
     }
 
     func send(_ bytes: [UInt8], to address: SocketAddress) async throws {
@@ -145,22 +186,27 @@ final class UDPPeer: Sendable {
 
     func arrivals() -> [Datagram] { state.withLockedValue { $0.received } }
     func sent() -> [Datagram] { state.withLockedValue { $0.sent } }
+    /// Every datagram received, as bytes.
+    func raw() -> [[UInt8]] { bytes.withLockedValue { $0 } }
     func close() async { try? await channel.close() }
 
     private final class Handler: ChannelInboundHandler {
         typealias InboundIn = AddressedEnvelope<ByteBuffer>
         typealias OutboundOut = AddressedEnvelope<ByteBuffer>
         let state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>
+        let bytes: NIOLockedValueBox<[[UInt8]]>
         let echo: Bool
 
-        init(state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>, echo: Bool) {
+        init(state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>, bytes: NIOLockedValueBox<[[UInt8]]>, echo: Bool) {
             self.state = state
+            self.bytes = bytes
             self.echo = echo
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let envelope = unwrapInboundIn(data)
             let bytes = Array(envelope.data.readableBytesView)
+            self.bytes.withLockedValue { $0.append(bytes) }
             guard let message = try? DNSMessage(parsing: bytes) else { return }
             let qname = message.questions.first.map { $0.name.description }
             let index: Int = state.withLockedValue { s in
