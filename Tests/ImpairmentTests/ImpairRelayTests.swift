@@ -4,6 +4,7 @@ import Impairment
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import Reports
 import Testing
 
 /// The ground-truth property `path` is checked against: what arrives at each end of the relay is
@@ -108,6 +109,48 @@ struct ImpairRelayTests {
             #expect(truncated.header.truncated && truncated.answers.isEmpty && truncated.questions.count == 1)
             #expect(answers[1].count <= query.count)
         }
+        await upstream.close()
+        await client.close()
+        try await group.shutdownGracefully()
+    }
+
+    /// `--replay`: the n-th query takes the n-th `up` fate and the n-th answer the n-th `down`
+    /// fate, starting over at the end of each stream.
+    @Test(.timeLimit(.minutes(1)))
+    func replayAppliesTheFatesInOrderAndWraps() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let upstream = try await UDPPeer.start(group: group, echo: true)
+        let client = try await UDPPeer.start(group: group, echo: false)
+        let fates = FateTrace(source: .init(kind: "model", description: "test"), streams: [
+            FateStream(resolver: "192.0.2.1:53", direction: .up, packets: [
+                PacketFate(sentMs: 0, size: 40, delivered: true, delayMs: 1),
+                PacketFate(sentMs: 1, size: 40, delivered: false),
+                PacketFate(sentMs: 2, size: 40, delivered: true, copies: 2),
+            ]),
+            FateStream(resolver: "192.0.2.1:53", direction: .down, packets: [
+                PacketFate(sentMs: 0, size: 40, delivered: false),
+                PacketFate(sentMs: 1, size: 40, delivered: true, delayMs: 2),
+            ]),
+        ])
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("fates-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try JSONEncoder().encode(fates).write(to: URL(fileURLWithPath: path))
+        let config = try ImpairmentConfig.parse(arguments: ["--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)", "--replay", path])
+        let relay = try ImpairRelay(config: config, replay: try config.loadReplay())
+        let address = try await relay.start()
+        for id in 0..<6 {
+            let query = try DNSMessage(header: DNSHeader(id: UInt16(id)), questions: [DNSQuestion(name: DNSName("r\(id).vpn.lab.test"), type: .a)]).serialized()
+            try await client.send(query, to: address)
+            try await Task.sleep(for: .milliseconds(30))
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let summary = await relay.stop()
+        // Up fates: delivered, lost, two copies; twice over.
+        #expect(upstream.arrivals().map(\.id) == [0, 2, 2, 3, 5, 5])
+        #expect(summary.up.replayWraps == 1 && summary.up.dropped[.replay] == 2)
+        // Down fates over the six answers (echo ids 0...5): lost, delivered, lost, delivered, ...
+        #expect(client.arrivals().map(\.id) == [1, 3, 5])
+        #expect(summary.down.replayWraps == 2 && summary.down.dropped[.replay] == 3)
         await upstream.close()
         await client.close()
         try await group.shutdownGracefully()
