@@ -156,6 +156,40 @@ struct ImpairRelayTests {
         try await group.shutdownGracefully()
     }
 
+    /// One upstream socket per client address, like a NAT mapping; an idle one is closed and the
+    /// next datagram from that client gets a new one.
+    @Test(.timeLimit(.minutes(1)))
+    func eachClientHasItsOwnUpstreamSocketUntilIdle() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let upstream = try await UDPPeer.start(group: group, echo: true)
+        let a = try await UDPPeer.start(group: group, echo: false)
+        let b = try await UDPPeer.start(group: group, echo: false)
+        let config = try ImpairmentConfig.parse(arguments: ["--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)", "--mapping-idle", "0.1"])
+        let relay = try ImpairRelay(config: config)
+        let address = try await relay.start()
+        func query(_ id: UInt16) throws -> [UInt8] {
+            try DNSMessage(header: DNSHeader(id: id), questions: [DNSQuestion(name: DNSName("m.vpn.lab.test"), type: .a)]).serialized()
+        }
+        try await a.send(query(1), to: address)
+        try await a.send(query(2), to: address)
+        try await b.send(query(3), to: address)
+        try await Task.sleep(for: .milliseconds(100))
+        // The sweep runs every second; 0.1 s idle is long past by then.
+        try await Task.sleep(for: .milliseconds(1500))
+        try await a.send(query(4), to: address)
+        try await Task.sleep(for: .milliseconds(200))
+        await relay.stop()
+        let ports = Dictionary(uniqueKeysWithValues: upstream.arrivals().map { ($0.id, $0.port) })
+        #expect(ports.count == 4)
+        #expect(ports[1] == ports[2] && ports[1] != ports[3], "same client, same socket; another client, another")
+        #expect(ports[4] != ports[1], "an expired mapping is not reused")
+        #expect(a.arrivals().map(\.id).sorted() == [0, 1, 3] && b.arrivals().map(\.id) == [2], "answers find their client")
+        await upstream.close()
+        await a.close()
+        await b.close()
+        try await group.shutdownGracefully()
+    }
+
     /// Counts, duplicates and RFC 4737 reordering at the receiving end against the log's lines.
     private func check(direction lines: [[String: Any]], arrivals: [Int], idOf: ([String: Any]) -> Int) throws {
         var expectedCopies: [Int: Int] = [:]
@@ -196,6 +230,8 @@ final class UDPPeer: Sendable {
     struct Datagram: Sendable {
         var id: UInt16
         var qname: String?
+        /// The sender's port.
+        var port: Int = 0
     }
 
     private let channel: any Channel
@@ -253,7 +289,7 @@ final class UDPPeer: Sendable {
             guard let message = try? DNSMessage(parsing: bytes) else { return }
             let qname = message.questions.first.map { $0.name.description }
             let index: Int = state.withLockedValue { s in
-                s.received.append(Datagram(id: message.header.id, qname: qname))
+                s.received.append(Datagram(id: message.header.id, qname: qname, port: envelope.remoteAddress.port ?? 0))
                 return s.sent.count
             }
             guard echo else { return }
