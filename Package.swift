@@ -89,6 +89,7 @@ let package = Package(
                 "DNSWire", "Reports", "ProbeClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "HeapModule", package: "swift-collections"),
             ],
             swiftSettings: strict
@@ -124,6 +125,7 @@ let package = Package(
                 "Impairment", "DNSWire", "Reports", "ProbeClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
     ]

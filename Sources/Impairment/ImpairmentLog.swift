@@ -29,65 +29,76 @@ public final class ImpairmentLog {
         buffer += line.utf8
     }
 
-    /// One datagram's line. `seq` counts the datagrams of its direction from 0.
-    public func record(direction: Direction, seq: UInt64, receivedNs: UInt64, peer: String, info: DatagramInfo, verdict: Verdict) {
-        append("{\"dir\":\"")
-        append(direction.rawValue)
-        append("\",\"seq\":")
-        append(seq)
-        append(",\"tNs\":")
-        append(receivedNs)
-        append(",\"size\":")
-        append(UInt64(info.size))
-        append(",\"peer\":\"")
-        append(peer)
-        append("\"")
+    /// One datagram's line. `seq` counts the datagrams of its direction from 0; `bytes` is the
+    /// datagram as received (the QNAME is written from it).
+    public func record(direction: Direction, seq: UInt64, receivedNs: UInt64, peer: String, bytes: UnsafeRawBufferPointer,
+                       info: DatagramInfo, verdict: Verdict) {
+        // Built in a local array: appends to a stored property of a class pay a dynamic
+        // exclusivity check each, which is most of a line's cost.
+        var out: [UInt8] = []
+        swap(&out, &buffer)
+        defer { swap(&out, &buffer) }
+        Line.put("{\"dir\":\"", &out)
+        Line.put(direction == .up ? "up" : "down" as StaticString, &out)
+        Line.put("\",\"seq\":", &out)
+        Line.put(seq, &out)
+        Line.put(",\"tNs\":", &out)
+        Line.put(receivedNs, &out)
+        Line.put(",\"size\":", &out)
+        Line.put(UInt64(info.size), &out)
+        Line.put(",\"peer\":\"", &out)
+        Line.put(peer, &out)
+        Line.put("\"", &out)
         if let id = info.id {
-            append(",\"id\":")
-            append(UInt64(id))
-            append(info.isResponse ? ",\"qr\":1" : ",\"qr\":0")
-            if let question = info.question, let qname = info.qname {
-                append(",\"qname\":\"")
-                append(Self.escaped(qname))
-                append("\",\"qtype\":")
-                append(UInt64(question.type.rawValue))
+            Line.put(",\"id\":", &out)
+            Line.put(UInt64(id), &out)
+            Line.put(info.isResponse ? ",\"qr\":1" : ",\"qr\":0" as StaticString, &out)
+            if let end = info.questionEnd, let qtype = info.qtype {
+                Line.put(",\"qname\":\"", &out)
+                DatagramInfo.appendQName(bytes, questionEnd: end, to: &out)
+                Line.put("\",\"qtype\":", &out)
+                Line.put(UInt64(qtype), &out)
             }
         }
-        append(",\"action\":\"")
-        append(verdict.action.rawValue)
-        append("\"")
+        Line.put(",\"action\":\"", &out)
+        switch verdict.action {
+        case .forward: Line.put("forward", &out)
+        case .drop: Line.put("drop", &out)
+        case .servfail: Line.put("servfail", &out)
+        }
+        Line.put("\"", &out)
         if let model = verdict.droppedBy {
-            append(",\"by\":\"")
-            append(model.rawValue)
-            append("\"")
+            Line.put(",\"by\":\"", &out)
+            Line.put(model.rawValue, &out)
+            Line.put("\"", &out)
         }
         if verdict.action == .forward {
-            append(",\"copies\":")
-            append(UInt64(verdict.copies))
-            append(",\"delayNs\":")
-            append(verdict.departureNs - receivedNs)
+            Line.put(",\"copies\":", &out)
+            Line.put(UInt64(verdict.copies), &out)
+            Line.put(",\"delayNs\":", &out)
+            Line.put(verdict.departureNs - receivedNs, &out)
             if verdict.queueNs > 0 {
-                append(",\"queueNs\":")
-                append(verdict.queueNs)
+                Line.put(",\"queueNs\":", &out)
+                Line.put(verdict.queueNs, &out)
             }
             if let gap = verdict.reorderGap {
-                append(",\"reorderGap\":")
-                append(UInt64(gap))
+                Line.put(",\"reorderGap\":", &out)
+                Line.put(UInt64(gap), &out)
             }
-            if verdict.truncated { append(",\"truncated\":true") }
+            if verdict.truncated { Line.put(",\"truncated\":true", &out) }
         }
         if let state = verdict.geState {
-            append(",\"ge\":\"")
-            append(state.rawValue)
-            append("\"")
+            Line.put(",\"ge\":\"", &out)
+            Line.put(state == .good ? "good" : "bad" as StaticString, &out)
+            Line.put("\"", &out)
         }
         if let index = verdict.replayIndex {
-            append(",\"replay\":")
-            append(UInt64(index))
-            if verdict.replayWrapped { append(",\"replayWrapped\":true") }
+            Line.put(",\"replay\":", &out)
+            Line.put(UInt64(index), &out)
+            if verdict.replayWrapped { Line.put(",\"replayWrapped\":true", &out) }
         }
-        append("}\n")
-        if buffer.count >= Self.chunk { flush() }
+        Line.put("}\n", &out)
+        if out.count >= Self.chunk { Self.write(fd, &out) }
     }
 
     public func summary(_ summary: ImpairmentSummary) {
@@ -96,16 +107,21 @@ public final class ImpairmentLog {
     }
 
     public func flush() {
+        Self.write(fd, &buffer)
+    }
+
+    /// Writes all of `bytes` and empties it (keeping its capacity).
+    private static func write(_ fd: Int32, _ bytes: inout [UInt8]) {
         var offset = 0
-        while offset < buffer.count {
-            let n = buffer[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 break  // disk full or similar: the summary on stderr still reports the counts
             }
             offset += n
         }
-        buffer.removeAll(keepingCapacity: true)
+        bytes.removeAll(keepingCapacity: true)
     }
 
     private var closed = false
@@ -114,27 +130,6 @@ public final class ImpairmentLog {
         flush()
         closed = true
         _ = Foundation.close(fd)
-    }
-
-    @inline(__always) private func append(_ s: String) { buffer += s.utf8 }
-
-    /// Decimal digits straight into the buffer, without an intermediate String.
-    private func append(_ value: UInt64) {
-        var n = value
-        var count = 0
-        repeat {
-            count += 1
-            n /= 10
-        } while n > 0
-        let start = buffer.count
-        buffer.append(contentsOf: repeatElement(48, count: count))
-        n = value
-        var i = start + count - 1
-        repeat {
-            buffer[i] = 48 + UInt8(n % 10)
-            n /= 10
-            i -= 1
-        } while n > 0
     }
 
     /// JSON string escaping (RFC 8259 section 7).
@@ -157,5 +152,33 @@ public final class ImpairmentLog {
             }
         }
         return out
+    }
+}
+
+/// Appending JSON pieces to a line under construction.
+enum Line {
+    /// Literals go straight from the binary's UTF-8 into the buffer.
+    @inline(__always) static func put(_ s: StaticString, _ out: inout [UInt8]) {
+        s.withUTF8Buffer { out.append(contentsOf: $0) }
+    }
+
+    @inline(__always) static func put(_ s: String, _ out: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { out.append(contentsOf: $0) }
+    }
+
+    /// Decimal digits straight into the buffer, without an intermediate String.
+    static func put(_ value: UInt64, _ out: inout [UInt8]) {
+        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes of scratch, enough for 20 digits
+        withUnsafeMutableBytes(of: &digits) { scratch in
+            var n = value
+            var i = scratch.count
+            repeat {
+                i -= 1
+                scratch[i] = 48 + UInt8(truncatingIfNeeded: n % 10)
+                n /= 10
+            } while n > 0
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[i...]))
+        }
     }
 }

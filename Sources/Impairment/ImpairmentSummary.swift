@@ -1,3 +1,5 @@
+import Foundation
+
 /// Counts per action and direction: the relay's own account of what it did, printed at exit and
 /// written as the log's last line.
 public struct ImpairmentSummary: Sendable, Hashable {
@@ -64,18 +66,43 @@ public struct ImpairmentSummary: Sendable, Hashable {
     public var foreign = 0
     public var seed: UInt64
     public var seconds: Double = 0
+    /// Relay clock of the first and the last arrival (either direction).
+    public var firstArrivalNs: UInt64?
+    public var lastArrivalNs: UInt64?
 
     public init(seed: UInt64) { self.seed = seed }
 
+    /// Seconds from the first to the last arrival: the time the relay had traffic.
+    public var activeSeconds: Double {
+        guard let first = firstArrivalNs, let last = lastArrivalNs, last > first else { return 0 }
+        return Double(last - first) / 1e9
+    }
+
+    /// Datagrams forwarded (both directions, copies counted once) per second of traffic; nil
+    /// without traffic to time.
+    public var forwardedPerSecond: Double? {
+        activeSeconds > 0 ? Double(up.forwarded + down.forwarded) / activeSeconds : nil
+    }
+
     public subscript(direction: Direction) -> Counts {
         get { direction == .up ? up : down }
+        // In place: a get/set pair would copy `dropped` on every datagram.
+        _modify {
+            if direction == .up { yield &up } else { yield &down }
+        }
         set { if direction == .up { up = newValue } else { down = newValue } }
     }
 
     public var json: String {
-        "{\"seed\":\(seed),\"seconds\":\(seconds),\"up\":\(up.json),\"down\":\(down.json),\"foreign\":\(foreign)}"
+        "{\"seed\":\(seed),\"seconds\":\(seconds),\"activeSeconds\":\(activeSeconds),\"up\":\(up.json),\"down\":\(down.json),\"foreign\":\(foreign)}"
     }
 
     /// Two lines for stderr.
-    public var text: String { "up:   \(up.line)\ndown: \(down.line)" }
+    public var text: String {
+        var text = "up:   \(up.line)\ndown: \(down.line)"
+        if let rate = forwardedPerSecond {
+            text += "\ntraffic: \(String(format: "%.3f", activeSeconds)) s from first to last datagram, \(Int(rate.rounded())) datagrams forwarded per second"
+        }
+        return text
+    }
 }

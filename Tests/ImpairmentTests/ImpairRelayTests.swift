@@ -4,6 +4,7 @@ import Impairment
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import Reports
 import Testing
 
 /// The ground-truth property `path` is checked against: what arrives at each end of the relay is
@@ -75,6 +76,120 @@ struct ImpairRelayTests {
         try await group.shutdownGracefully()
     }
 
+    /// SERVFAIL comes from the relay (the upstream sees nothing), and an oversized response
+    /// arrives as header + question with TC set.
+    @Test(.timeLimit(.minutes(1)))
+    func servfailAndTruncationReachTheClientAsDNS() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let upstream = try await UDPPeer.start(group: group, echo: true)
+        let client = try await UDPPeer.start(group: group, echo: false)
+        let query = try DNSMessage(header: DNSHeader(id: 0x4242, recursionDesired: true),
+                                   questions: [DNSQuestion(name: DNSName("servfail.vpn.lab.test"), type: .txt)],
+                                   additionals: []).serialized()
+        for flags in [["--servfail", "1"], ["--down-max-size", "\(query.count - 1)", "--down-oversize", "truncate"]] {
+            let config = try ImpairmentConfig.parse(arguments: ["--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)"] + flags)
+            let relay = try ImpairRelay(config: config)
+            let address = try await relay.start()
+            try await client.send(query, to: address)
+            try await Task.sleep(for: .milliseconds(300))
+            let summary = await relay.stop()
+            if flags[0] == "--servfail" {
+                #expect(summary.up.servfail == 1 && summary.up.forwarded == 0 && upstream.arrivals().isEmpty)
+            } else {
+                #expect(summary.down.truncated == 1 && upstream.arrivals().count == 1)
+            }
+        }
+        let answers = client.raw()
+        #expect(answers.count == 2)
+        if answers.count == 2 {
+            let servfail = try DNSMessage(parsing: answers[0])
+            #expect(servfail.header.id == 0x4242 && servfail.header.isResponse && servfail.header.rcode == .servFail)
+            #expect(servfail.questions.first?.name.description == "servfail.vpn.lab.test" && servfail.header.recursionDesired)
+            let truncated = try DNSMessage(parsing: answers[1])
+            #expect(truncated.header.truncated && truncated.answers.isEmpty && truncated.questions.count == 1)
+            #expect(answers[1].count <= query.count)
+        }
+        await upstream.close()
+        await client.close()
+        try await group.shutdownGracefully()
+    }
+
+    /// `--replay`: the n-th query takes the n-th `up` fate and the n-th answer the n-th `down`
+    /// fate, starting over at the end of each stream.
+    @Test(.timeLimit(.minutes(1)))
+    func replayAppliesTheFatesInOrderAndWraps() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let upstream = try await UDPPeer.start(group: group, echo: true)
+        let client = try await UDPPeer.start(group: group, echo: false)
+        let fates = FateTrace(source: .init(kind: "model", description: "test"), streams: [
+            FateStream(resolver: "192.0.2.1:53", direction: .up, packets: [
+                PacketFate(sentMs: 0, size: 40, delivered: true, delayMs: 1),
+                PacketFate(sentMs: 1, size: 40, delivered: false),
+                PacketFate(sentMs: 2, size: 40, delivered: true, copies: 2),
+            ]),
+            FateStream(resolver: "192.0.2.1:53", direction: .down, packets: [
+                PacketFate(sentMs: 0, size: 40, delivered: false),
+                PacketFate(sentMs: 1, size: 40, delivered: true, delayMs: 2),
+            ]),
+        ])
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("fates-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try JSONEncoder().encode(fates).write(to: URL(fileURLWithPath: path))
+        let config = try ImpairmentConfig.parse(arguments: ["--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)", "--replay", path])
+        let relay = try ImpairRelay(config: config, replay: try config.loadReplay())
+        let address = try await relay.start()
+        for id in 0..<6 {
+            let query = try DNSMessage(header: DNSHeader(id: UInt16(id)), questions: [DNSQuestion(name: DNSName("r\(id).vpn.lab.test"), type: .a)]).serialized()
+            try await client.send(query, to: address)
+            try await Task.sleep(for: .milliseconds(30))
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let summary = await relay.stop()
+        // Up fates: delivered, lost, two copies; twice over.
+        #expect(upstream.arrivals().map(\.id) == [0, 2, 2, 3, 5, 5])
+        #expect(summary.up.replayWraps == 1 && summary.up.dropped[.replay] == 2)
+        // Down fates over the six answers (echo ids 0...5): lost, delivered, lost, delivered, ...
+        #expect(client.arrivals().map(\.id) == [1, 3, 5])
+        #expect(summary.down.replayWraps == 2 && summary.down.dropped[.replay] == 3)
+        await upstream.close()
+        await client.close()
+        try await group.shutdownGracefully()
+    }
+
+    /// One upstream socket per client address, like a NAT mapping; an idle one is closed and the
+    /// next datagram from that client gets a new one.
+    @Test(.timeLimit(.minutes(1)))
+    func eachClientHasItsOwnUpstreamSocketUntilIdle() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let upstream = try await UDPPeer.start(group: group, echo: true)
+        let a = try await UDPPeer.start(group: group, echo: false)
+        let b = try await UDPPeer.start(group: group, echo: false)
+        let config = try ImpairmentConfig.parse(arguments: ["--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)", "--mapping-idle", "0.1"])
+        let relay = try ImpairRelay(config: config)
+        let address = try await relay.start()
+        func query(_ id: UInt16) throws -> [UInt8] {
+            try DNSMessage(header: DNSHeader(id: id), questions: [DNSQuestion(name: DNSName("m.vpn.lab.test"), type: .a)]).serialized()
+        }
+        try await a.send(query(1), to: address)
+        try await a.send(query(2), to: address)
+        try await b.send(query(3), to: address)
+        try await Task.sleep(for: .milliseconds(100))
+        // The sweep runs every second; 0.1 s idle is long past by then.
+        try await Task.sleep(for: .milliseconds(1500))
+        try await a.send(query(4), to: address)
+        try await Task.sleep(for: .milliseconds(200))
+        await relay.stop()
+        let ports = Dictionary(uniqueKeysWithValues: upstream.arrivals().map { ($0.id, $0.port) })
+        #expect(ports.count == 4)
+        #expect(ports[1] == ports[2] && ports[1] != ports[3], "same client, same socket; another client, another")
+        #expect(ports[4] != ports[1], "an expired mapping is not reused")
+        #expect(a.arrivals().map(\.id).sorted() == [0, 1, 3] && b.arrivals().map(\.id) == [2], "answers find their client")
+        await upstream.close()
+        await a.close()
+        await b.close()
+        try await group.shutdownGracefully()
+    }
+
     /// Counts, duplicates and RFC 4737 reordering at the receiving end against the log's lines.
     private func check(direction lines: [[String: Any]], arrivals: [Int], idOf: ([String: Any]) -> Int) throws {
         var expectedCopies: [Int: Int] = [:]
@@ -115,28 +230,33 @@ final class UDPPeer: Sendable {
     struct Datagram: Sendable {
         var id: UInt16
         var qname: String?
+        /// The sender's port.
+        var port: Int = 0
     }
 
     private let channel: any Channel
     private let state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>
+    private let bytes: NIOLockedValueBox<[[UInt8]]>
     var port: Int { channel.localAddress?.port ?? 0 }
 
-    private init(channel: any Channel, state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>) {
+    private init(channel: any Channel, state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>, bytes: NIOLockedValueBox<[[UInt8]]>) {
         self.channel = channel
         self.state = state
+        self.bytes = bytes
     }
 
     static func start(group: any EventLoopGroup, echo: Bool) async throws -> UDPPeer {
         let state = NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>(([], []))
+        let bytes = NIOLockedValueBox<[[UInt8]]>([])
         let channel = try await DatagramBootstrap(group: group)
             .channelOption(.socketOption(.so_rcvbuf), value: 4 << 20)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(Handler(state: state, echo: echo))
+                    try channel.pipeline.syncOperations.addHandler(Handler(state: state, bytes: bytes, echo: echo))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        return UDPPeer(channel: channel, state: state)
+        return UDPPeer(channel: channel, state: state, bytes: bytes)
     }
 
     func send(_ bytes: [UInt8], to address: SocketAddress) async throws {
@@ -145,26 +265,31 @@ final class UDPPeer: Sendable {
 
     func arrivals() -> [Datagram] { state.withLockedValue { $0.received } }
     func sent() -> [Datagram] { state.withLockedValue { $0.sent } }
+    /// Every datagram received, as bytes.
+    func raw() -> [[UInt8]] { bytes.withLockedValue { $0 } }
     func close() async { try? await channel.close() }
 
     private final class Handler: ChannelInboundHandler {
         typealias InboundIn = AddressedEnvelope<ByteBuffer>
         typealias OutboundOut = AddressedEnvelope<ByteBuffer>
         let state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>
+        let bytes: NIOLockedValueBox<[[UInt8]]>
         let echo: Bool
 
-        init(state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>, echo: Bool) {
+        init(state: NIOLockedValueBox<(received: [Datagram], sent: [Datagram])>, bytes: NIOLockedValueBox<[[UInt8]]>, echo: Bool) {
             self.state = state
+            self.bytes = bytes
             self.echo = echo
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let envelope = unwrapInboundIn(data)
             let bytes = Array(envelope.data.readableBytesView)
+            self.bytes.withLockedValue { $0.append(bytes) }
             guard let message = try? DNSMessage(parsing: bytes) else { return }
             let qname = message.questions.first.map { $0.name.description }
             let index: Int = state.withLockedValue { s in
-                s.received.append(Datagram(id: message.header.id, qname: qname))
+                s.received.append(Datagram(id: message.header.id, qname: qname, port: envelope.remoteAddress.port ?? 0))
                 return s.sent.count
             }
             guard echo else { return }

@@ -28,6 +28,9 @@ final class RelayCore: @unchecked Sendable {
     private var held: [[Held]] = [[], []]
     private var housekeeping: RepeatedTask?
     private var shuttingDown = false
+    /// Whether anything reads the DNS header and question: the log, a QNAME or size filter, or
+    /// SERVFAIL. Without them the relay skips parsing.
+    private let parsesDNS: Bool
 
     init(config: ImpairmentConfig, replay: ReplayPlan?, log: ImpairmentLog?, arguments: [String], loop: any EventLoop) throws {
         self.upstreamAddress = try config.upstream.socketAddress()
@@ -37,6 +40,8 @@ final class RelayCore: @unchecked Sendable {
         self.loop = loop
         self.summary = ImpairmentSummary(seed: config.seed)
         self.lastSummary = NIOLockedValueBox(ImpairmentSummary(seed: config.seed))
+        self.parsesDNS = log != nil || config.servfail > 0
+            || [config.up, config.down].contains { $0.maxQName != nil || $0.maxSize != nil }
         self.models = Direction.allCases.map { d in
             DirectionImpairment(direction: d, config: config.direction(d), seed: config.seed,
                                 servfail: config.servfail, replay: replay?.stream(d))
@@ -137,12 +142,17 @@ final class RelayCore: @unchecked Sendable {
 
     private func handle(_ direction: Direction, _ data: ByteBuffer, mapping: Mapping) {
         let now = nowNs()
-        let info = data.withUnsafeReadableBytes { DatagramInfo(bytes: $0) }
+        if summary.firstArrivalNs == nil { summary.firstArrivalNs = now }
+        summary.lastArrivalNs = now
         let seq = sequence[direction.index]
         sequence[direction.index] += 1
-        let verdict = models[direction.index].decide(info, nowNs: now)
+        let (info, verdict) = data.withUnsafeReadableBytes { bytes in
+            let info = parsesDNS ? DatagramInfo(bytes: bytes) : DatagramInfo(size: bytes.count)
+            let verdict = models[direction.index].decide(info, nowNs: now)
+            log?.record(direction: direction, seq: seq, receivedNs: now, peer: mapping.peer, bytes: bytes, info: info, verdict: verdict)
+            return (info, verdict)
+        }
         summary[direction].count(verdict, receivedNs: now)
-        log?.record(direction: direction, seq: seq, receivedNs: now, peer: mapping.peer, info: info, verdict: verdict)
 
         switch verdict.action {
         case .drop:
