@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "ProbeClient", targets: ["ProbeClient"]),
         .library(name: "Reports", targets: ["Reports"]),
         .library(name: "Lab", targets: ["Lab"]),
+        .library(name: "TunnelVerify", targets: ["TunnelVerify"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -71,10 +72,19 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // `verify`: real engines over TUN in a sandbox namespace, phases and leak checks.
+        .target(
+            name: "TunnelVerify",
+            dependencies: [
+                "DNSWire", "Reports", "CPcap",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "tunnelprobe",
             dependencies: [
-                "DNSWire", "ProbeProtocol", "ProbeServer", "ProbeClient", "Reports", "Lab",
+                "DNSWire", "ProbeProtocol", "ProbeServer", "ProbeClient", "Reports", "Lab", "TunnelVerify",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -95,5 +105,6 @@ let package = Package(
         .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports"], exclude: ["Golden"]),
         .testTarget(name: "LabTests", dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports"]),
+        .testTarget(name: "TunnelVerifyTests", dependencies: ["TunnelVerify", "Lab", "Reports"]),
     ]
 )
