@@ -102,6 +102,7 @@ public enum Lab {
             logger: logger
         )
         try await waitForResponder(responder, readiness: config.responderReadiness)
+        try await TunnelServers.start(config: config, topology: topology, directory: directory, ip: ip, logger: logger)
 
         guard let status = await status(name: config.name, stateRoot: config.stateRoot), status.healthy else {
             throw LabError(.startFailed, "lab \(config.name) is not healthy right after start (see \(directory))")
@@ -253,6 +254,7 @@ public enum Lab {
             victims.insert(daemon.pid)
         }
         victims.remove(SystemCalls.currentProcessID)
+        await TunnelServers.stop(name: name, ip: ip, logger: logger)
         if !victims.isEmpty {
             logger.info("stopping lab processes", metadata: ["lab": "\(name)", "pids": "\(victims.sorted())"])
             await terminate(victims)
@@ -327,7 +329,8 @@ public enum Lab {
             resolverUDPLimit: state?.config.resolverUDPLimit,
             stateDirectory: directory,
             processes: processes,
-            healthy: healthy
+            healthy: healthy,
+            tunnel: TunnelServers.load(directory: directory)
         )
     }
 

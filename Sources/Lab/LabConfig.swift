@@ -21,6 +21,9 @@ public struct LabConfig: Sendable, Codable, Hashable {
     public var stateRoot: String
     /// When `up` considers the responder ready.
     public var responderReadiness: ResponderReadiness
+    /// When set, the lab also runs the tunnel servers (iodined for this domain, delegated by the
+    /// resolver; OpenVPN; wireguard-go) and an internet namespace with nginx (`TunnelServers`).
+    public var tunnelDomain: String?
 
     /// How `up` decides that the responder has started.
     public enum ResponderReadiness: String, Sendable, Codable, Hashable, CaseIterable {
@@ -39,7 +42,8 @@ public struct LabConfig: Sendable, Codable, Hashable {
         qnameMinimisation: Bool = true,
         serverCommand: [String],
         stateRoot: String = LabConfig.defaultStateRoot,
-        responderReadiness: ResponderReadiness = .udpListening
+        responderReadiness: ResponderReadiness = .udpListening,
+        tunnelDomain: String? = nil
     ) {
         self.name = name
         self.domain = domain
@@ -49,6 +53,7 @@ public struct LabConfig: Sendable, Codable, Hashable {
         self.serverCommand = serverCommand
         self.stateRoot = stateRoot
         self.responderReadiness = responderReadiness
+        self.tunnelDomain = tunnelDomain
     }
 
     /// The accepted range of `resolverUDPLimit`. unbound takes smaller values, but then even a TC
@@ -66,6 +71,14 @@ public struct LabConfig: Sendable, Codable, Hashable {
                 .invalidConfig,
                 "resolver UDP limit \(limit) is outside \(LabConfig.udpLimitRange.lowerBound)...\(LabConfig.udpLimitRange.upperBound)"
             )
+        }
+        if let tunnel = tunnelDomain {
+            if let problem = LabConfig.domainProblem(tunnel) {
+                throw LabError(.invalidConfig, "invalid tunnel domain \"\(tunnel)\": \(problem)")
+            }
+            guard tunnel != domain, !tunnel.hasSuffix("." + domain), !domain.hasSuffix("." + tunnel) else {
+                throw LabError(.invalidConfig, "the tunnel domain \(tunnel) must not overlap the probe domain \(domain)")
+            }
         }
         guard let program = serverCommand.first, !program.isEmpty else {
             throw LabError(.invalidConfig, "the server command is empty")

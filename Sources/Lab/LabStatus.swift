@@ -29,12 +29,14 @@ public struct LabStatus: Sendable, Codable, Hashable {
     public var processes: [LabProcess]
     /// Every namespace exists and every process runs.
     public var healthy: Bool
+    /// The tunnel servers, when the lab runs them (`LabConfig.tunnelDomain`).
+    public var tunnel: LabTunnelServers?
 
     public init(
         name: String, namespaces: Namespaces, clientAddress: String, resolverAddress: String,
         resolverPort: Int, resolverAliases: String, serverAddress: String, domain: String,
         keyFile: String, resolverUDPLimit: Int?, stateDirectory: String, processes: [LabProcess],
-        healthy: Bool
+        healthy: Bool, tunnel: LabTunnelServers? = nil
     ) {
         self.name = name
         self.namespaces = namespaces
@@ -49,6 +51,7 @@ public struct LabStatus: Sendable, Codable, Hashable {
         self.stateDirectory = stateDirectory
         self.processes = processes
         self.healthy = healthy
+        self.tunnel = tunnel
     }
 }
 

@@ -102,6 +102,17 @@ enum Host {
         guard ok else { throw VerifyError(.sandboxFailed, "cannot write \(path)") }
     }
 
+    /// Writes a /proc/sys value in place (no temporary file: procfs has no rename).
+    static func writeProc(_ path: String, _ value: String) throws(VerifyError) {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw VerifyError(.sandboxFailed, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let bytes = Array(value.utf8)
+        guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+            throw VerifyError(.sandboxFailed, "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
     static func makeDirectory(_ path: String) throws(VerifyError) {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)

@@ -12,7 +12,7 @@ import Glibc
 /// ```
 /// The sandbox plays a packet-tunnel client: it owns the TUN (as iOS owns the utun), so routes
 /// into it stay when the engine dies; the uplink keeps IPv4 and IPv6 default routes at metric
-/// 1000, which the tunnel's default routes (metric 0) override. Only 198.19.0.0/16 (RFC 2544)
+/// 1000, which the tunnel's default routes (metric 1; 0 would mean 1024 for IPv6) override. Only 198.19.0.0/16 (RFC 2544)
 /// and 2001:db8::/32 (RFC 3849) are used.
 public struct Sandbox: Sendable, Hashable {
     public static let defaultStateRoot = "/run/tunnelprobe/verify"
@@ -94,7 +94,7 @@ public struct Sandbox: Sendable, Hashable {
         let forwarding = "/proc/sys/net/ipv4/ip_forward"
         state.forwardingBefore = Host.readText(forwarding)?.trimmingCharacters(in: .whitespacesAndNewlines)
         try state.save(directory)
-        if state.forwardingBefore != "1" { try Host.writeFile(forwarding, "1\n") }
+        if state.forwardingBefore != "1" { try Host.writeProc(forwarding, "1\n") }
         let rules = """
             table ip \(nftTable) {
                 chain postrouting {
@@ -136,12 +136,12 @@ public struct Sandbox: Sendable, Hashable {
                 }
             }
         }
-        try await Host.check([ip, "-n", namespace, "route", "replace", "default", "dev", tunDevice, "metric", "0"])
+        try await Host.check([ip, "-n", namespace, "route", "replace", "default", "dev", tunDevice, "metric", "1"])
         if claimIPv6 {
             // A TUN without IPv6 still takes the route; the engine drops what it cannot carry.
-            let added = try await Host.run([ip, "-n", namespace, "-6", "route", "replace", "default", "dev", tunDevice, "metric", "0"])
+            let added = try await Host.run([ip, "-n", namespace, "-6", "route", "replace", "default", "dev", tunDevice, "metric", "1"])
             if added.status != 0 {
-                try await Host.check([ip, "-n", namespace, "-6", "route", "replace", "blackhole", "default", "metric", "0"])
+                try await Host.check([ip, "-n", namespace, "-6", "route", "replace", "blackhole", "default", "metric", "1"])
             }
         }
     }
@@ -227,7 +227,7 @@ public struct Sandbox: Sendable, Hashable {
         if let before = state?.forwardingBefore, before != "1", state?.callerNamespace == nil || state?.ownerAlive == true {
             // Restored only from the caller's own namespace (a hard-killed run in a lab namespace
             // goes with the lab).
-            try? Host.writeFile("/proc/sys/net/ipv4/ip_forward", before + "\n")
+            try? Host.writeProc("/proc/sys/net/ipv4/ip_forward", before + "\n")
         }
         // wireguard-go leaves its control socket behind when killed.
         try? FileManager.default.removeItem(atPath: "/var/run/wireguard/tpv-\(id)-t.sock")

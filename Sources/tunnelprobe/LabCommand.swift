@@ -77,6 +77,9 @@ extension LabCommand {
         @Flag(inversion: .prefixedNo, help: "unbound qname-minimisation (RFC 9156).")
         var qnameMinimisation = true
 
+        @Option(help: "Also run the tunnel servers (iodined for this domain, OpenVPN, wireguard-go) and an internet namespace with nginx.")
+        var tunnelDomain: String?
+
         @Flag(help: "Print the lab status as JSON.")
         var json = false
 
@@ -97,7 +100,8 @@ extension LabCommand {
                 qnameMinimisation: qnameMinimisation,
                 // All probes reach the responder from the lab resolver alone: no per-source limit there.
                 serverCommand: [LabCLI.currentExecutable(), "serve", "--rate-limit", "0"],
-                stateRoot: lab.stateRoot
+                stateRoot: lab.stateRoot,
+                tunnelDomain: tunnelDomain
             )
             let status: LabStatus
             do {
