@@ -34,6 +34,8 @@ final class UplinkCapture: Sendable {
     }
 
     private func loop(namespacePath: String, interface: String, origin: ContinuousClock.Instant) {
+        // Wall-clock time of `origin`, to place the kernel's timestamps on the run's timeline.
+        let originWall = Date().timeIntervalSince1970 - Double((ContinuousClock.now - origin).milliseconds) / 1000
         guard NamespaceThread.enter(namespacePath) else {
             failure.withLock { $0 = "cannot enter \(namespacePath)" }
             return
@@ -61,7 +63,10 @@ final class UplinkCapture: Sendable {
             let status = pcap_next_ex(handle, &header, &data)
             if status == 1, let header, let data {
                 let bytes = Array(UnsafeBufferPointer(start: data, count: Int(header.pointee.caplen)))
-                let frame = Frame(offset: ContinuousClock.now - origin, bytes: bytes)
+                // The kernel's timestamp, not the time of reading: the thread may lag behind.
+                let stamp = header.pointee.ts
+                let wall = Double(stamp.tv_sec) + Double(stamp.tv_usec) / 1_000_000
+                let frame = Frame(offset: .milliseconds(Int64((wall - originWall) * 1000)), bytes: bytes)
                 frames.withLock { $0.append(frame) }
                 continue
             }

@@ -139,6 +139,8 @@ struct VerifySession {
         }
         await phases(capture: capture)
         if let capture { await summarize(capture.stop()) }
+        // The leak verdicts come from the capture, so the checks phase is judged only now.
+        if let index = phases.lastIndex(where: { $0.name == "checks" }) { phases[index].ok = checksPassed }
         await fillDiagnostics()
     }
 
@@ -167,10 +169,18 @@ struct VerifySession {
             fail("tun", started: started, reason: error.message, words: Host.lastLines(process.logText, count: 5))
             return
         }
+        var previous: String?
         while true {
+            // Engines set the address and the netmask in separate steps, and each step drops the
+            // routes through the device: the address counts once two reads agree.
             if let address = await sandbox.tunAddress(tools: tools) {
-                diagnostics.tunAddress = address
-                break
+                if address == previous {
+                    diagnostics.tunAddress = address
+                    break
+                }
+                previous = address
+                try? await clock.sleep(for: .milliseconds(50))
+                continue
             }
             if await engineEnded(process, phase: "tun", started: started) { return }
             guard clock.now < deadline else {
@@ -228,6 +238,14 @@ struct VerifySession {
                 continue
             }
             break
+        }
+
+        // Routes again, idempotently, in case the engine reconfigured the TUN during the handshake.
+        do {
+            try await sandbox.applyTunnelRoutes(carriers: carriers, excludeCarriers: configuration.excludeCarriers,
+                                                claimIPv6: configuration.profile.claimIPv6, tools: tools)
+        } catch {
+            diagnostics.errors.append(error.message)
         }
 
         // data through the tunnel
