@@ -202,8 +202,8 @@ struct Engine: Sendable {
                               "private-key", settings.keyFile ?? "",
                               "peer", settings.fields["peerPublicKey"] ?? "", "endpoint", endpoint.description,
                               "allowed-ips", "0.0.0.0/0,::/0", "persistent-keepalive", settings.fields["persistentKeepalive"] ?? "1"])
-        try await Host.check(sandbox.ip(["address", "replace", settings.fields["address"] ?? "", "dev", sandbox.tunDevice]))
-        try await Host.check(sandbox.ip(["link", "set", sandbox.tunDevice, "up"]))
+        try await Host.check([tools.ip, "-n", sandbox.namespace, "address", "replace", settings.fields["address"] ?? "", "dev", sandbox.tunDevice])
+        try await Host.check([tools.ip, "-n", sandbox.namespace, "link", "set", sandbox.tunDevice, "up"])
     }
 
     /// Reads the log (and for WireGuard the peer state) for handshake evidence or failure words.

@@ -98,6 +98,12 @@ public struct UplinkPacket: Sendable, Hashable, Codable {
             }
         case 1:
             packet.transport = "icmp"
+            // Destination unreachable sent back to a carrier peer (its packets reached a dead
+            // engine's port): the kernel's answer to the carrier, not traffic of its own (RFC 792).
+            if bytes.first == 3, carriers.contains(where: { $0.host == packet.destination }) {
+                packet.kind = .carrier
+                return packet
+            }
         case 58:
             packet.transport = "icmpv6"
             // Router/neighbour solicitation and advertisement, redirect (RFC 4861 4), MLDv1/v2 (RFC 3810).
