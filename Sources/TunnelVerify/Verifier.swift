@@ -153,8 +153,15 @@ struct VerifySession {
         let pid = await enginePID(process: process, deadline: clock.now + .seconds(2))
         guard let pid else {
             let code = await process.waitForExit(timeout: .milliseconds(500))
+            let log = process.logText
+            // An engine that got as far as the handshake before it exited fails there, in its own words.
+            if case .failed(let reason, let words) = await engine.handshake(log: log, sandbox: sandbox, tools: tools) {
+                record("engine", started: started, ok: true, detail: "started, exited with status \(code.map(String.init) ?? "?")")
+                fail("handshake", started: clock.now, reason: reason, words: [words] + Host.lastLines(log, count: 3), exit: code)
+                return
+            }
             fail("engine", started: started, reason: "engine exited at start" + (code.map { " with status \($0)" } ?? ""),
-                 words: Host.lastLines(process.logText, count: 5), exit: code)
+                 words: Host.lastLines(log, count: 5), exit: code)
             return
         }
         await remember(pid: pid)
@@ -311,7 +318,11 @@ struct VerifySession {
         guard let code = process.exitStatus else { return false }
         let log = process.logText
         if case .failed(let reason, let words) = await engine.handshake(log: log, sandbox: sandbox, tools: tools) {
-            fail(phase, started: started, reason: reason, words: [words] + Host.lastLines(log, count: 3), exit: code)
+            // The engine's words say the session was refused: that is the handshake failing, even
+            // when it happens before the TUN is configured (iodine logs in first).
+            if phase != "handshake" { record(phase, started: started, ok: false, detail: "engine ended: \(reason)") }
+            fail("handshake", started: phase == "handshake" ? started : clock.now, reason: reason,
+                 words: [words] + Host.lastLines(log, count: 3), exit: code)
         } else {
             fail(phase, started: started, reason: "engine exited with status \(code)", words: Host.lastLines(log, count: 5), exit: code)
         }

@@ -54,7 +54,9 @@ struct ProfileTests {
 
     @Test func engineSettingsNameTheirFields() throws {
         let profile = try Profile.parse(Array(#"{"version":1,"name":"x","protocol":"iodine","domain":"t.example","resolvers":[{"address":"192.0.2.1"}]}"#.utf8))
-        #expect(throws: ProfileError(field: "iodine.password", "")) { try Engine.make(.iodine, profile: profile, overrides: EngineOverrides()) }
+        #expect { try Engine.make(.iodine, profile: profile, overrides: EngineOverrides()) } throws: { error in
+            (error as? ProfileError)?.field == "iodine.password"
+        }
         var overrides = EngineOverrides()
         overrides.password = "pw"
         let engine = try Engine.make(.iodine, profile: profile, overrides: overrides)

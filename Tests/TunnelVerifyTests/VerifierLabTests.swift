@@ -160,7 +160,7 @@ struct VerifierLabTests {
         let report = try #require(run.report, "no report: \(run.stderr)")
         #expect(run.status == 1)
         #expect(report.failure?.reason == "bad password")
-        #expect(["tun", "handshake"].contains(report.failure?.phase ?? ""))
+        #expect(report.failure?.phase == "handshake")
         #expect(report.failure?.engineWords.contains { $0.contains("Bad password") } == true)
         await expectClean(lab)
     }
