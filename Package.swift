@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "ProbeClient", targets: ["ProbeClient"]),
         .library(name: "Reports", targets: ["Reports"]),
         .library(name: "Lab", targets: ["Lab"]),
+        .library(name: "Capture", targets: ["Capture"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -62,6 +63,8 @@ let package = Package(
         .target(name: "Reports", swiftSettings: strict),
         // libpcap (Debian libpcap-dev) as a system library: offline reading, live capture, pcap writing.
         .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
+        // Capture files and live capture through libpcap; link, IP (with fragment reassembly), UDP and TCP decoding.
+        .target(name: "Capture", dependencies: ["CPcap"], swiftSettings: strict),
         // The namespace testbed: client, resolver (real unbound) and server namespaces.
         .target(
             name: "Lab",
@@ -93,6 +96,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports"], exclude: ["Golden"]),
         .testTarget(name: "LabTests", dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports"]),
     ]
