@@ -62,9 +62,12 @@ public final class CaptureFileReader {
     }
 
     /// Hands every record to `body` (frame bytes valid during the call, wire length, time in ns since
-    /// the epoch). Returns at the end of the file; throws `.corrupt` with the offset where reading
-    /// stopped when a record is cut or invalid, after delivering every record before it.
-    public func forEachFrame(_ body: (UnsafeRawBufferPointer, Int, Int64) -> Void) throws(CaptureError) {
+    /// the epoch). Returns at the end of the file, or early when `stop` says so (asked every 4096
+    /// records); throws `.corrupt` with the offset where reading stopped when a record is cut or
+    /// invalid, after delivering every record before it.
+    public func forEachFrame(
+        stop: () -> Bool = { false }, _ body: (UnsafeRawBufferPointer, Int, Int64) -> Void
+    ) throws(CaptureError) {
         guard let p = handle else { return }
         var header: UnsafeMutablePointer<pcap_pkthdr>?
         var data: UnsafePointer<UInt8>?
@@ -76,6 +79,7 @@ public final class CaptureFileReader {
             if status == 1, let header, let data {
                 let h = header.pointee
                 records += 1
+                if records & 4095 == 0, stop() { return }
                 offset += 16 + Int(h.caplen)
                 body(UnsafeRawBufferPointer(start: data, count: Int(h.caplen)), Int(h.len),
                      Int64(h.ts.tv_sec) * 1_000_000_000 + Int64(h.ts.tv_usec))
