@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "Reports", targets: ["Reports"]),
         .library(name: "Lab", targets: ["Lab"]),
         .library(name: "TunnelVerify", targets: ["TunnelVerify"]),
+        .library(name: "Capture", targets: ["Capture"]),
+        .library(name: "TraceAnalysis", targets: ["TraceAnalysis"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -25,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // RFC 1035 / RFC 6891 message codec, label payload codecs, QNAME capacity arithmetic.
@@ -63,6 +67,18 @@ let package = Package(
         .target(name: "Reports", swiftSettings: strict),
         // libpcap (Debian libpcap-dev) as a system library: offline reading, live capture, pcap writing.
         .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
+        // Capture files and live capture through libpcap; link, IP (with fragment reassembly), UDP and TCP decoding.
+        .target(name: "Capture", dependencies: ["CPcap"], swiftSettings: strict),
+        // DNS transaction matching over captures: per resolver / tunnel domain / type metrics and fates.
+        .target(
+            name: "TraceAnalysis",
+            dependencies: [
+                "Capture", "Reports",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
         // The namespace testbed: client, resolver (real unbound) and server namespaces.
         .target(
             name: "Lab",
@@ -76,7 +92,7 @@ let package = Package(
         .target(
             name: "TunnelVerify",
             dependencies: [
-                "DNSWire", "Reports", "CPcap",
+                "DNSWire", "Reports", "Capture",
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             swiftSettings: strict
@@ -84,8 +100,10 @@ let package = Package(
         .executableTarget(
             name: "tunnelprobe",
             dependencies: [
-                "DNSWire", "ProbeProtocol", "ProbeServer", "ProbeClient", "Reports", "Lab", "TunnelVerify",
+                "DNSWire", "ProbeProtocol", "ProbeServer", "ProbeClient", "Reports", "Lab", "TunnelVerify", "Capture",
+                "TraceAnalysis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -103,6 +121,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
+        .testTarget(name: "TraceAnalysisTests", dependencies: ["TraceAnalysis", "Capture", "Reports", "DNSWire"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports"], exclude: ["Golden"]),
         .testTarget(name: "LabTests", dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports"]),
         .testTarget(name: "TunnelVerifyTests", dependencies: ["TunnelVerify", "Lab", "Reports"]),

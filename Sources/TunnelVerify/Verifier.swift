@@ -27,6 +27,8 @@ public struct VerifyConfiguration: Sendable {
     public var leakNames = 3
     public var seed: UInt64
     public var stateRoot = Sandbox.defaultStateRoot
+    /// Where the uplink capture is kept (a pcap file); `nil` keeps it only for the run.
+    public var capturePath: String?
 
     public init(profile: Profile, engine: EngineKind, overrides: EngineOverrides = EngineOverrides(), whoami: WhoamiURL?, seed: UInt64) {
         self.profile = profile
@@ -132,7 +134,8 @@ struct VerifySession {
     mutating func execute() async {
         let capture: UplinkCapture?
         do {
-            capture = try await UplinkCapture.start(namespacePath: sandbox.namespacePath, interface: sandbox.uplink, origin: origin)
+            capture = try await UplinkCapture.start(namespacePath: sandbox.namespacePath, interface: sandbox.uplink,
+                                                    path: configuration.capturePath ?? sandbox.directory + "/uplink.pcap", origin: origin)
         } catch {
             capture = nil
             diagnostics.errors.append(error.message)
@@ -412,7 +415,7 @@ struct VerifySession {
         }
         let nonCarrier = packets.filter { $0.kind != .carrier && $0.kind != .linkControl }
         captureSummary = VerifyReport.Capture(
-            interface: sandbox.uplink, packets: packets.count, carrier: packets.filter { $0.kind == .carrier }.count,
+            interface: sandbox.uplink, file: configuration.capturePath, packets: packets.count, carrier: packets.filter { $0.kind == .carrier }.count,
             linkControl: packets.filter { $0.kind == .linkControl }.count, nonCarrier: nonCarrier)
         let failureStart = failureWindowStartMs ?? Int.max
         if dnsLeak.requested, dnsLeak.note == nil, let window = dnsWindowMs {

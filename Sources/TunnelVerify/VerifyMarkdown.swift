@@ -56,6 +56,7 @@ extension VerifyReport {
             lines.append("")
             lines.append("## Uplink capture (\(capture.interface))")
             lines.append("")
+            if let file = capture.file { lines.append("Every frame that left the sandbox is in `\(file)`.") ; lines.append("") }
             lines.append("\(capture.packets) packets left the sandbox: \(capture.carrier) carrier, \(capture.linkControl) link upkeep (ARP, ND, MLD), \(capture.nonCarrier.count) other.")
         }
         lines.append("")

@@ -60,6 +60,8 @@ public struct VerifyReport: Codable, Sendable {
 
     public struct Capture: Codable, Sendable, Hashable {
         public var interface: String
+        /// The pcap file of every frame that left the sandbox, when kept.
+        public var file: String?
         public var packets: Int
         public var carrier: Int
         public var linkControl: Int

@@ -139,8 +139,16 @@ struct VerifyCommand: AsyncParsableCommand {
         let runID = ReportWriter.runID(kind: "verify", date: started)
         let info = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: hostName(), seed: seed,
                            startedAt: ReportWriter.timestamp(started))
+        let directory = out ?? "reports/\(runID)"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            configuration.capturePath = URL(fileURLWithPath: directory).standardizedFileURL.path + "/uplink.pcap"
+        } catch {
+            throw fail("cannot create \(directory): \(error)", Exit.environment)
+        }
+        let frozen = configuration
         let interruption = Mutex<String?>(nil)
-        let task = Task { () throws(VerifyError) -> VerifyReport in try await Verifier.run(configuration, run: info) }
+        let task = Task { () throws(VerifyError) -> VerifyReport in try await Verifier.run(frozen, run: info) }
         let trap = SignalTrap { sig in
             interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" }
             task.cancel()
@@ -157,7 +165,6 @@ struct VerifyCommand: AsyncParsableCommand {
             report.run.complete = false
             report.verdict = "incomplete"
         }
-        let directory = out ?? "reports/\(runID)"
         do {
             try ReportWriter.write([("verify.json", try ReportWriter.json(report)), ("verify.md", report.markdown())], to: directory)
         } catch {
