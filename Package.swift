@@ -92,7 +92,7 @@ let package = Package(
         .target(
             name: "TunnelVerify",
             dependencies: [
-                "DNSWire", "Reports", "Capture",
+                "DNSWire", "ProbeProtocol", "Reports", "Capture",
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             swiftSettings: strict

@@ -20,9 +20,12 @@ public struct ProbeResponder: Sendable {
         public var nameServers: [(name: DNSName, ipv4: [UInt8]?)]
         public var ttl: UInt32
         public var serial: UInt32
+        /// Records the askers of leak-zone probes (kind 5); `nil` refuses them.
+        public var leakZone: LeakZone?
 
         public init(zone: DNSName, key: ProbeKey, nameServers: [(name: DNSName, ipv4: [UInt8]?)] = [],
-                    ttl: UInt32 = 0, serial: UInt32 = 1) {
+                    ttl: UInt32 = 0, serial: UInt32 = 1, leakZone: LeakZone? = nil) {
+            self.leakZone = leakZone
             self.zone = zone
             self.key = key
             self.nameServers = nameServers
@@ -33,7 +36,7 @@ public struct ProbeResponder: Sendable {
 
     /// What happened to a query: what the counters and the log record.
     public enum Disposition: String, Sendable, CaseIterable {
-        case echo, upload, download, downloadTruncated, apex, nameServer, noData, refused, formErr, notImp, dropped
+        case echo, upload, download, downloadTruncated, apex, nameServer, noData, refused, formErr, notImp, dropped, leak
     }
 
     public struct Outcome: Sendable {
@@ -56,7 +59,10 @@ public struct ProbeResponder: Sendable {
                    expire: 86400, minimum: 0)
     }
 
-    public func respond(to bytes: [UInt8]) -> Outcome {
+    public func respond(to bytes: [UInt8]) -> Outcome { respond(to: bytes, source: []) }
+
+    /// As `respond(to:)`, with the asker's address (4 or 16 bytes) for leak-zone records.
+    public func respond(to bytes: [UInt8], source: [UInt8]) -> Outcome {
         let query: DNSMessage
         do {
             query = try DNSMessage(parsing: bytes)
@@ -91,12 +97,14 @@ public struct ProbeResponder: Sendable {
                 return answerReply(query, question, received)
             }
             return download(query, question, received.meta)
-        case .path, .leak:
+        case .leak:
+            return leak(query, question, received, source: source)
+        case .path:
             return reply(query, rcode: .refused, .refused)
         }
     }
 
-    private func answerReply(_ query: DNSMessage, _ question: DNSQuestion, _ received: ProbeName.Received) -> Outcome {
+    func answerReply(_ query: DNSMessage, _ question: DNSQuestion, _ received: ProbeName.Received) -> Outcome {
         let data = ProbeReply(answering: received).sealed(nonce: received.meta.nonce, key: configuration.key)
         let rr = DNSResourceRecord(name: question.name, ttl: configuration.ttl, rdata: .txt([data]))
         return reply(query, answers: [rr], received.meta.kind == .echo ? .echo : .upload)
@@ -129,7 +137,7 @@ public struct ProbeResponder: Sendable {
         }
     }
 
-    private func reply(_ query: DNSMessage, rcode: DNSRcode = .noError, answers: [DNSResourceRecord] = [],
+    func reply(_ query: DNSMessage, rcode: DNSRcode = .noError, answers: [DNSResourceRecord] = [],
                        authorities: [DNSResourceRecord] = [], additionals: [DNSResourceRecord] = [],
                        _ disposition: Disposition) -> Outcome {
         var header = DNSHeader(id: query.header.id)

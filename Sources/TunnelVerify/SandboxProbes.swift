@@ -75,13 +75,13 @@ enum SandboxProbes {
         return .success(fd)
     }
 
-    /// Sends one DNS query per name to `server` over UDP and collects answers until `wait`
-    /// passes; returns how many got any response.
-    static func dnsQueries(_ queries: [[UInt8]], server: String, namespacePath: String, wait: Duration) async -> Int {
-        let answered = try? await NamespaceThread.run(in: namespacePath) { () -> Int in
+    /// Sends the queries to `server` over UDP and collects responses by DNS id until every query
+    /// is answered or `wait` passes.
+    static func dnsQueries(_ queries: [[UInt8]], server: String, namespacePath: String, wait: Duration) async -> [UInt16: [UInt8]] {
+        let answered = try? await NamespaceThread.run(in: namespacePath) { () -> [UInt16: [UInt8]] in
             let v6 = server.contains(":")
             let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { return 0 }
+            guard fd >= 0 else { return [:] }
             defer { close(fd) }
             for query in queries {
                 _ = withSocketAddress(host: server, port: 53) { address, length in
@@ -89,20 +89,20 @@ enum SandboxProbes {
                 }
             }
             var ids = Set(queries.compactMap { $0.count >= 2 ? UInt16($0[0]) << 8 | UInt16($0[1]) : nil })
-            var count = 0
+            var responses: [UInt16: [UInt8]] = [:]
             let deadline = ContinuousClock.now + wait
-            var buffer = [UInt8](repeating: 0, count: 4096)
+            var buffer = [UInt8](repeating: 0, count: 65536)
             while !ids.isEmpty, ContinuousClock.now < deadline {
                 var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 guard poll(&poller, 1, 20) == 1 else { continue }
                 let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
                 guard n >= 12 else { continue }
                 let id = UInt16(buffer[0]) << 8 | UInt16(buffer[1])
-                if ids.remove(id) != nil { count += 1 }
+                if ids.remove(id) != nil { responses[id] = Array(buffer[0..<n]) }
             }
-            return count
+            return responses
         }
-        return answered ?? 0
+        return answered ?? [:]
     }
 
     /// Fire-and-forget traffic: a UDP datagram and a TCP connection attempt to `host`, what an

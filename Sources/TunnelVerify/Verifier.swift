@@ -25,6 +25,11 @@ public struct VerifyConfiguration: Sendable {
     /// The zone under which the DNS leak check makes its unique names.
     public var leakDomain = "leak.tunnelprobe.invalid"
     public var leakNames = 3
+    /// The responder's leak zone and its key: the unique names become kind-5 marks and the
+    /// responder's record of who asked is fetched afterwards (docs/PROTOCOL.md "Leak zone").
+    public var leakZone: LeakZoneAccess?
+    /// Resolvers allowed to ask for the leak names (the tunnel's own); any other one is a leak.
+    public var expectedResolvers: [String] = []
     public var seed: UInt64
     public var stateRoot = Sandbox.defaultStateRoot
     /// Where the uplink capture is kept (a pcap file); `nil` keeps it only for the run.
@@ -354,11 +359,23 @@ struct VerifySession {
             } else {
                 var names: [String] = []
                 var queries: [[UInt8]] = []
+                var marks: [[UInt8]] = []
                 for _ in 0..<configuration.leakNames {
-                    let label = String((0..<16).map { _ in Array("abcdefghijklmnopqrstuvwxyz234567")[Int(generator.next() % 32)] })
-                    let name = "\(label).\(configuration.leakDomain)"
-                    names.append(name)
-                    queries.append(DNSQuery.make(id: UInt16(truncatingIfNeeded: generator.next()), name: name, type: 1))
+                    let id = UInt16(truncatingIfNeeded: generator.next())
+                    if let zone = configuration.leakZone {
+                        // Nonces come from the system CSPRNG (the protocol forbids repeats).
+                        var system = SystemRandomNumberGenerator()
+                        let nonce = (0..<8).map { _ in UInt8.random(in: 0...255, using: &system) }
+                        guard let name = zone.markName(nonce: nonce) else { continue }
+                        marks.append(nonce)
+                        names.append(name)
+                        queries.append(DNSQuery.make(id: id, name: name, type: 1))
+                    } else {
+                        let label = String((0..<16).map { _ in Array("abcdefghijklmnopqrstuvwxyz234567")[Int(generator.next() % 32)] })
+                        let name = "\(label).\(configuration.leakDomain)"
+                        names.append(name)
+                        queries.append(DNSQuery.make(id: id, name: name, type: 1))
+                    }
                 }
                 dnsLeak.names = names
                 let path = sandbox.namespacePath
@@ -367,7 +384,7 @@ struct VerifySession {
                 let answered = await withTaskGroup(of: Int.self) { group in
                     for server in servers {
                         group.addTask {
-                            await SandboxProbes.dnsQueries(frozen, server: server, namespacePath: path, wait: .milliseconds(1500))
+                            await SandboxProbes.dnsQueries(frozen, server: server, namespacePath: path, wait: .milliseconds(1500)).count
                         }
                     }
                     var total = 0
@@ -375,6 +392,9 @@ struct VerifySession {
                     return total
                 }
                 dnsLeak.answered = answered
+                if let zone = configuration.leakZone, let server = servers.first {
+                    dnsLeak.resolversSeen = await zone.fetch(marks: marks, server: server, namespacePath: path, generator: &generator)
+                }
             }
         }
         if checks.contains(.ipv6Leak) {
@@ -394,7 +414,8 @@ struct VerifySession {
                 await SandboxProbes.poke(host: whoami.host, port: whoami.port, namespacePath: sandbox.namespacePath, wait: .milliseconds(300))
             }
             if let server = configuration.profile.dns.first {
-                let query = DNSQuery.make(id: UInt16(truncatingIfNeeded: generator.next()), name: "failure.\(configuration.leakDomain)", type: 1)
+                let query = DNSQuery.make(id: UInt16(truncatingIfNeeded: generator.next()),
+                                      name: "failure\(generator.next() % 1_000_000).\(configuration.leakDomain)", type: 1)
                 _ = await SandboxProbes.dnsQueries([query], server: server, namespacePath: sandbox.namespacePath, wait: .milliseconds(300))
             }
             await SandboxProbes.poke(host: configuration.ipv6Target, port: 443, namespacePath: sandbox.namespacePath, wait: .milliseconds(100))
@@ -420,7 +441,12 @@ struct VerifySession {
         let failureStart = failureWindowStartMs ?? Int.max
         if dnsLeak.requested, dnsLeak.note == nil, let window = dnsWindowMs {
             dnsLeak.evidence = nonCarrier.filter { $0.kind == .dns && $0.atMs >= window.lowerBound && $0.atMs < failureStart }
-            dnsLeak.leaked = !dnsLeak.evidence.isEmpty
+            // The leak zone's record names the resolvers that asked; one outside the expected set
+            // leaked even when its query left through the tunnel's carrier resolver.
+            let unexpected = configuration.expectedResolvers.isEmpty ? []
+                : (dnsLeak.resolversSeen ?? []).filter { !configuration.expectedResolvers.contains($0) }
+            dnsLeak.unexpectedResolvers = unexpected
+            dnsLeak.leaked = !dnsLeak.evidence.isEmpty || !unexpected.isEmpty
         }
         if ipv6Leak.requested, ipv6Leak.note == nil, ipv6WindowMs != nil {
             ipv6Leak.evidence = nonCarrier.filter { $0.family == 6 && $0.atMs < failureStart }

@@ -44,6 +44,12 @@ extension VerifyReport {
         lines.append("| DNS leak | \(leakWord(dnsLeak.requested, dnsLeak.leaked)) | \(dnsLeak.names.count) unique names via \(dnsLeak.servers.joined(separator: ", ")), \(dnsLeak.answered) answered\(dnsLeak.note.map { "; \($0)" } ?? "") |")
         lines.append("| IPv6 leak | \(leakWord(ipv6Leak.requested, ipv6Leak.leaked)) | \(ipv6Leak.note ?? "\(ipv6Leak.evidence.count) IPv6 packets outside the tunnel") |")
         lines.append("| tunnel failure | \(leakWord(tunnelFailure.requested, tunnelFailure.leaked)) | \(tunnelFailure.note ?? "engine killed; \(tunnelFailure.evidence.count) packets escaped") |")
+        if let seen = dnsLeak.resolversSeen {
+            lines.append("")
+            lines.append("The responder's leak zone saw these resolvers ask for the unique names: \(seen.isEmpty ? "none" : seen.joined(separator: ", "))"
+                         + ((dnsLeak.unexpectedResolvers ?? []).isEmpty ? "." : "; not expected: \(dnsLeak.unexpectedResolvers!.joined(separator: ", ")).")
+            )
+        }
         for (title, evidence) in [("DNS queries around the tunnel", dnsLeak.evidence), ("IPv6 packets around the tunnel", ipv6Leak.evidence),
                                   ("Packets that escaped after the engine died", tunnelFailure.evidence)] where !evidence.isEmpty {
             lines.append("")

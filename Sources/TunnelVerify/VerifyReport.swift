@@ -55,6 +55,8 @@ public struct VerifyReport: Codable, Sendable {
         public var evidence: [UplinkPacket]
         /// Resolvers the responder's leak zone saw asking for the unique names (when available).
         public var resolversSeen: [String]?
+        /// Resolvers seen that are not among `--expected-resolver`.
+        public var unexpectedResolvers: [String]?
         public var note: String?
     }
 

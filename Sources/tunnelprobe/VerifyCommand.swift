@@ -1,5 +1,7 @@
 import ArgumentParser
+import DNSWire
 import Foundation
+import ProbeProtocol
 import Reports
 import Synchronization
 import TunnelVerify
@@ -60,6 +62,15 @@ struct VerifyCommand: AsyncParsableCommand {
     @Option(help: "Zone under which the DNS leak check makes unique names.")
     var leakDomain: String = "leak.tunnelprobe.invalid"
 
+    @Option(help: "The responder's zone whose leak zone records which resolver asked (needs --leak-key-file).")
+    var leakZone: String?
+
+    @Option(help: "The responder's key file, for --leak-zone.")
+    var leakKeyFile: String?
+
+    @Option(name: .customLong("expected-resolver"), help: "A resolver allowed to ask for the leak names (repeatable); any other is a leak.")
+    var expectedResolvers: [String] = []
+
     @Flag(help: "Remove every sandbox a killed run left behind, then exit.")
     var cleanup = false
 
@@ -114,6 +125,15 @@ struct VerifyCommand: AsyncParsableCommand {
         configuration.excludeCarriers = !noCarrierExclusion
         configuration.leakDomain = leakDomain
         configuration.stateRoot = stateRoot
+        configuration.expectedResolvers = expectedResolvers
+        if let leakZone {
+            guard let leakKeyFile else { throw fail("--leak-zone needs --leak-key-file", .validationFailure) }
+            let zone: DNSName
+            do { zone = try DNSName(leakZone) } catch { throw fail("--leak-zone \(leakZone): \(error)", .validationFailure) }
+            let key: ProbeKey
+            do { key = try ProbeKey.load(path: leakKeyFile) } catch { throw fail("\(error)", Exit.badInput) }
+            configuration.leakZone = LeakZoneAccess(zone: zone, key: key)
+        }
         if let checks {
             var set = Set<VerifyCheck>()
             for name in checks.split(separator: ",") {

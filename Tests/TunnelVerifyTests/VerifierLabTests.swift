@@ -83,6 +83,11 @@ func verify(_ lab: LabStatus, profile: String, _ extra: [String] = []) async thr
     return (outcome.status, report, outcome.error)
 }
 
+/// The responder's leak zone (the lab's probe domain and key) with the tunnel's resolver expected.
+func leakZone(_ lab: LabStatus) -> [String] {
+    ["--leak-zone", lab.domain, "--leak-key-file", lab.keyFile, "--expected-resolver", lab.tunnel!.tunnelDNS]
+}
+
 func iodineProfile(_ lab: LabStatus, dns: String = "198.18.2.2", extra: String = "") -> String {
     let tunnel = lab.tunnel!
     return """
@@ -106,9 +111,10 @@ struct VerifierLabTests {
 
     @Test(.timeLimit(.minutes(1))) func iodinePassesEveryCheck() async throws {
         let lab = try await lab()
-        let run = try await verify(lab, profile: iodineProfile(lab), ["--whoami-url", lab.tunnel!.whoamiURL])
+        let run = try await verify(lab, profile: iodineProfile(lab), ["--whoami-url", lab.tunnel!.whoamiURL] + leakZone(lab))
         let report = try #require(run.report, "no report: \(run.stderr)")
         #expect(run.status == 0, "\(report.summaryLine)")
+        #expect(report.dnsLeak.resolversSeen == [lab.tunnel!.tunnelDNS])
         #expect(report.verdict == "pass")
         #expect(report.handshake.ok)
         #expect(report.exitIP.observed == "198.18.2.1" && report.exitIP.ok == true)
@@ -124,11 +130,18 @@ struct VerifierLabTests {
         let lab = try await lab()
         // The profile hands the system the carrier's own resolver, which is excluded from the tunnel.
         let run = try await verify(lab, profile: iodineProfile(lab, dns: lab.tunnel!.resolver),
-                                   ["--whoami-url", lab.tunnel!.whoamiURL, "--checks", "dnsLeak"])
+                                   ["--whoami-url", lab.tunnel!.whoamiURL, "--checks", "dnsLeak"] + leakZone(lab))
         let report = try #require(run.report, "no report: \(run.stderr)")
         #expect(run.status == 1)
         #expect(report.dnsLeak.leaked == true)
-        #expect(report.dnsLeak.evidence.contains { $0.destination == lab.tunnel!.resolver && ($0.query ?? "").contains("leak.tunnelprobe.invalid") })
+        // Every unique name is itemized as a query to the carrier's resolver outside the carrier
+        // (the leak-zone report queries that follow went the same way and are itemized too).
+        #expect(report.dnsLeak.names.count == 3)
+        for name in report.dnsLeak.names {
+            #expect(report.dnsLeak.evidence.contains { $0.destination == lab.tunnel!.resolver && ($0.query ?? "").contains(name) }, "\(name)")
+        }
+        // The lab resolver asks the responder from its server-side address, not the tunnel's resolver.
+        #expect(report.dnsLeak.unexpectedResolvers == ["198.18.1.1"])
         await expectClean(lab)
     }
 
