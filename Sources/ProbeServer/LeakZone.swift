@@ -59,7 +59,9 @@ extension ProbeResponder {
         switch meta.parameters[0] {
         case LeakProbe.markOperation:
             if !source.isEmpty { zone.record(nonce: meta.nonce, source: source) }
-            return answerReply(query, question, received)
+            var outcome = answerReply(query, question, received)
+            outcome.disposition = .leak
+            return outcome
         case LeakProbe.reportOperation:
             let mark = Array(meta.parameters[1...8])
             let (sources, total) = zone.sources(nonce: mark)
