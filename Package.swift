@@ -125,6 +125,6 @@ let package = Package(
         .testTarget(name: "TraceAnalysisTests", dependencies: ["TraceAnalysis", "Capture", "Reports", "DNSWire"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports"], exclude: ["Golden"]),
         .testTarget(name: "LabTests", dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports"]),
-        .testTarget(name: "TunnelVerifyTests", dependencies: ["TunnelVerify", "Lab", "Reports"]),
+        .testTarget(name: "TunnelVerifyTests", dependencies: ["TunnelVerify", "Lab", "Reports"], exclude: ["Golden"]),
     ]
 )

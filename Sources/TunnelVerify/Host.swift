@@ -57,33 +57,6 @@ enum Host {
         return outcome.output
     }
 
-    /// Starts `argv` in a session of its own with stdout and stderr appended to `log`; returns the
-    /// pid. `sh` backgrounds the command and prints `$!`; `ip netns exec` execs in place, so the
-    /// pid is the engine's own.
-    static func launch(_ argv: [String], log: String) async throws(VerifyError) -> Int32 {
-        let script = #"log="$1"; shift; "$@" </dev/null >>"$log" 2>&1 & echo "$!""#
-        var options = PlatformOptions()
-        options.createSession = true
-        do {
-            let result = try await Subprocess.run(
-                .path("/bin/sh"),
-                arguments: Arguments(["-c", script, "tunnelprobe-verify", log] + argv),
-                platformOptions: options,
-                output: .string(limit: 4096),
-                error: .string(limit: 4096)
-            )
-            let text = (result.standardOutput).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard let pid = Int32(text), pid > 1 else {
-                throw VerifyError(.sandboxFailed, "cannot launch \(argv[0]): \(lastLine(result.standardError) ?? "no pid")")
-            }
-            return pid
-        } catch let error as VerifyError {
-            throw error
-        } catch {
-            throw VerifyError(.sandboxFailed, "cannot launch \(argv[0]): \(error)")
-        }
-    }
-
     static func lastLine(_ text: String) -> String? {
         text.split(whereSeparator: \.isNewline).last { !$0.allSatisfy(\.isWhitespace) }
             .map { $0.trimmingCharacters(in: .whitespaces) }

@@ -52,8 +52,6 @@ public struct Sandbox: Sendable, Hashable {
         octets = (UInt8.random(in: 0...255, using: &generator), UInt8.random(in: 0...63, using: &generator) * 4)
     }
 
-    func ip(_ arguments: [String]) -> [String] { ["ip", "-n", namespace] + arguments }
-
     // MARK: - create
 
     /// Builds the namespace, the veth pair, NAT, the uplink's default routes, resolv.conf and the

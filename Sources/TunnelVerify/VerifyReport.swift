@@ -109,3 +109,54 @@ public struct VerifyReport: Codable, Sendable {
     /// `pass` only when every requested check passed; `fail` otherwise; `incomplete` when interrupted.
     public var verdict: String
 }
+
+// The fields a reader looks for are written even when nothing was measured: `null`, with `note`
+// saying why (JSONEncoder would leave them out).
+extension VerifyReport.ExitIP {
+    enum CodingKeys: String, CodingKey { case url, observed, expected, ok, note }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(url, forKey: .url)
+        try c.encode(observed, forKey: .observed)
+        try c.encode(expected, forKey: .expected)
+        try c.encode(ok, forKey: .ok)
+        try c.encodeIfPresent(note, forKey: .note)
+    }
+}
+
+extension VerifyReport.Leak {
+    enum CodingKeys: String, CodingKey { case requested, leaked, evidence, note }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(requested, forKey: .requested)
+        try c.encode(leaked, forKey: .leaked)
+        try c.encode(evidence, forKey: .evidence)
+        try c.encodeIfPresent(note, forKey: .note)
+    }
+}
+
+extension VerifyReport.DNSLeak {
+    enum CodingKeys: String, CodingKey { case requested, leaked, servers, names, answered, evidence, resolversSeen, unexpectedResolvers, note }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(requested, forKey: .requested)
+        try c.encode(leaked, forKey: .leaked)
+        try c.encode(servers, forKey: .servers)
+        try c.encode(names, forKey: .names)
+        try c.encode(answered, forKey: .answered)
+        try c.encode(evidence, forKey: .evidence)
+        try c.encode(resolversSeen, forKey: .resolversSeen)
+        try c.encodeIfPresent(unexpectedResolvers, forKey: .unexpectedResolvers)
+        try c.encodeIfPresent(note, forKey: .note)
+    }
+}
+
+extension VerifyReport.Handshake {
+    enum CodingKeys: String, CodingKey { case ok, evidence, timeMs }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(ok, forKey: .ok)
+        try c.encode(evidence, forKey: .evidence)
+        try c.encode(timeMs, forKey: .timeMs)
+    }
+}
