@@ -33,6 +33,95 @@ enum SandboxProbes {
         return result ?? .failure(ProbeFailure("cannot enter the sandbox"))
     }
 
+    /// The same GET through a SOCKS5 proxy inside the sandbox (RFC 1928): no authentication,
+    /// CONNECT with the host as a domain name (ATYP 3) so the proxy resolves it remotely, or as an
+    /// address when it is one.
+    static func httpGetViaSOCKS(url: WhoamiURL, socks: Endpoint, namespacePath: String, timeout: Duration) async -> Result<String, ProbeFailure> {
+        let result = try? await NamespaceThread.run(in: namespacePath) { () -> Result<String, ProbeFailure> in
+            switch socksConnect(socks: socks, host: url.host, port: url.port, timeoutMs: timeout.milliseconds) {
+            case .failure(let failure): return .failure(failure)
+            case .success(let socket):
+                defer { close(socket) }
+                let request = "GET \(url.path) HTTP/1.0\r\nHost: \(url.hostHeader)\r\nConnection: close\r\n\r\n"
+                guard sendAll(socket, Array(request.utf8)) else { return .failure(ProbeFailure("send through SOCKS failed")) }
+                var response: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while response.count < 65536 {
+                    let n = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+                    if n < 0, errno == EINTR { continue }
+                    if n <= 0 { break }
+                    response += buffer[0..<n]
+                }
+                return parseHTTP(response)
+            }
+        }
+        return result ?? .failure(ProbeFailure("cannot enter the sandbox"))
+    }
+
+    /// A SOCKS5 CONNECT; the socket is ready for the application's bytes on success.
+    static func socksConnect(socks: Endpoint, host: String, port: Int, timeoutMs: Int) -> Result<Int32, ProbeFailure> {
+        let connected = connectTCP(host: socks.host, port: socks.port, timeoutMs: timeoutMs)
+        guard case .success(let fd) = connected else { return connected }
+        func failing(_ text: String) -> Result<Int32, ProbeFailure> { close(fd); return .failure(ProbeFailure(text)) }
+        guard sendAll(fd, [5, 1, 0]), let choice = receiveExactly(fd, 2), choice == [5, 0] else {
+            return failing("SOCKS5 proxy \(socks) refused the greeting (no-authentication)")
+        }
+        var request: [UInt8] = [5, 1, 0]
+        if let v4 = IPAddress.v4Bytes(host) {
+            request += [1] + v4
+        } else if let v6 = IPAddress.v6Bytes(host) {
+            request += [4] + v6
+        } else {
+            let name = Array(host.utf8.prefix(255))
+            request += [3, UInt8(name.count)] + name
+        }
+        request += [UInt8(port >> 8), UInt8(port & 0xff)]
+        guard sendAll(fd, request), let head = receiveExactly(fd, 4), head[0] == 5 else {
+            return failing("SOCKS5 proxy \(socks) sent no reply to CONNECT \(host):\(port)")
+        }
+        guard head[1] == 0 else { return failing("SOCKS5 CONNECT \(host):\(port) failed with reply \(head[1]) (RFC 1928 6)") }
+        let rest: Int? = switch head[3] {
+        case 1: 4 + 2
+        case 4: 16 + 2
+        case 3: receiveExactly(fd, 1).map { Int($0[0]) + 2 }
+        default: nil
+        }
+        guard let rest, receiveExactly(fd, rest) != nil else { return failing("SOCKS5 reply from \(socks) is malformed") }
+        return .success(fd)
+    }
+
+    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    static func receiveExactly(_ fd: Int32, _ count: Int) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: max(count, 1))
+        while bytes.count < count {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, count - bytes.count, 0) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            bytes += buffer[0..<n]
+        }
+        return bytes
+    }
+
+    /// Asks the SOCKS5 proxy to connect to each name (resolved by the proxy, ATYP 3); the
+    /// outcome does not matter, the resolution does. Returns how many CONNECTs got any reply.
+    static func socksResolve(names: [String], socks: Endpoint, namespacePath: String, timeout: Duration) async -> Int {
+        let count = try? await NamespaceThread.run(in: namespacePath) { () -> Int in
+            var replied = 0
+            for name in names {
+                switch socksConnect(socks: socks, host: name, port: 80, timeoutMs: timeout.milliseconds) {
+                case .success(let fd): close(fd); replied += 1
+                case .failure(let failure): if failure.description.contains("failed with reply") { replied += 1 }
+                }
+            }
+            return replied
+        }
+        return count ?? 0
+    }
+
     static func parseHTTP(_ bytes: [UInt8]) -> Result<String, ProbeFailure> {
         let text = String(decoding: bytes, as: UTF8.self)
         guard let split = text.range(of: "\r\n\r\n") else { return .failure(ProbeFailure("malformed HTTP response (\(bytes.count) bytes)")) }

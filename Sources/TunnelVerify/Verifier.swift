@@ -32,6 +32,9 @@ public struct VerifyConfiguration: Sendable {
     public var expectedResolvers: [String] = []
     public var seed: UInt64
     public var stateRoot = Sandbox.defaultStateRoot
+    /// The SOCKS5 port of a SOCKS-shaped engine (MasterDnsVPN): data, exit IP and the DNS leak
+    /// names go through it, names resolved by the proxy.
+    public var socks: Endpoint?
     /// Where the uplink capture is kept (a pcap file); `nil` keeps it only for the run.
     public var capturePath: String?
 
@@ -267,14 +270,18 @@ struct VerifySession {
         started = clock.now
         let before = await sandbox.tunCounters()
         if let whoami = configuration.whoami {
-            let result = await SandboxProbes.httpGet(url: whoami, namespacePath: sandbox.namespacePath, timeout: .seconds(3))
+            let result = if let socks = configuration.socks {
+                await SandboxProbes.httpGetViaSOCKS(url: whoami, socks: socks, namespacePath: sandbox.namespacePath, timeout: .seconds(3))
+            } else {
+                await SandboxProbes.httpGet(url: whoami, namespacePath: sandbox.namespacePath, timeout: .seconds(3))
+            }
             let after = await sandbox.tunCounters()
             let carried = before.flatMap { b in after.map { a in a.up > b.up && a.down > b.down } } ?? false
             switch result {
             case .success(let body) where carried:
                 exitIP.observed = body.split(whereSeparator: \.isNewline).first.map(String.init)
-                record("data", started: started, ok: true,
-                       detail: "GET \(whoami) through \(sandbox.tunDevice): \(exitIP.observed ?? "")")
+                let path = configuration.socks.map { "SOCKS5 \($0) and \(sandbox.tunDevice)" } ?? sandbox.tunDevice
+                record("data", started: started, ok: true, detail: "GET \(whoami) through \(path): \(exitIP.observed ?? "")")
             case .success:
                 fail("data", started: started, reason: "the answer from \(whoami) did not come through the TUN: traffic goes around the tunnel")
                 return
@@ -354,7 +361,7 @@ struct VerifySession {
         // DNS and IPv6 traffic go out together; the capture tells them apart afterwards.
         let windowStart = elapsedMs
         if checks.contains(.dnsLeak) {
-            if configuration.profile.dns.isEmpty {
+            if configuration.profile.dns.isEmpty, configuration.socks == nil {
                 dnsLeak.note = "not measured: the profile sets no DNS servers"
             } else {
                 var names: [String] = []
@@ -392,6 +399,10 @@ struct VerifySession {
                     return total
                 }
                 dnsLeak.answered = answered
+                if let socks = configuration.socks {
+                    // A SOCKS-shaped engine must resolve names remotely: any local query is a leak.
+                    _ = await SandboxProbes.socksResolve(names: names, socks: socks, namespacePath: path, timeout: .seconds(2))
+                }
                 if let zone = configuration.leakZone, let server = servers.first {
                     dnsLeak.resolversSeen = await zone.fetch(marks: marks, server: server, namespacePath: path, generator: &generator)
                 }

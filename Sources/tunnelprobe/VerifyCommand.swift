@@ -62,6 +62,9 @@ struct VerifyCommand: AsyncParsableCommand {
     @Option(help: "Zone under which the DNS leak check makes unique names.")
     var leakDomain: String = "leak.tunnelprobe.invalid"
 
+    @Option(help: "SOCKS5 port of a SOCKS-shaped engine inside the sandbox (host:port): data, exit IP and leak names go through it.")
+    var socks: String?
+
     @Option(help: "The responder's zone whose leak zone records which resolver asked (needs --leak-key-file).")
     var leakZone: String?
 
@@ -126,6 +129,10 @@ struct VerifyCommand: AsyncParsableCommand {
         configuration.leakDomain = leakDomain
         configuration.stateRoot = stateRoot
         configuration.expectedResolvers = expectedResolvers
+        if let socks {
+            guard let endpoint = Endpoint(parsing: socks, defaultPort: 1080) else { throw fail("--socks \(socks): use ip:port", .validationFailure) }
+            configuration.socks = endpoint
+        }
         if let leakZone {
             guard let leakKeyFile else { throw fail("--leak-zone needs --leak-key-file", .validationFailure) }
             let zone: DNSName

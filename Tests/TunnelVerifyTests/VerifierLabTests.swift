@@ -13,7 +13,8 @@ enum VerifyLabGate {
         if geteuid() != 0 { return "verify lab tests need root" }
         for (program, package) in [("ip", "iproute2"), ("nft", "nftables"), ("unbound", "unbound"), ("iodine", "iodine"),
                                    ("iodined", "iodine"), ("openvpn", "openvpn"), ("wireguard-go", "wireguard-go"),
-                                   ("wg", "wireguard-tools"), ("nginx", "nginx-light")] where Host.locate(program) == nil {
+                                   ("wg", "wireguard-tools"), ("nginx", "nginx-light"),
+                                   ("microsocks", "microsocks")] where Host.locate(program) == nil {
             return "`\(program)` not found: apt-get install \(package)"
         }
         return nil
@@ -223,6 +224,31 @@ struct VerifierLabTests {
         await expectClean(lab)
     }
 
+    /// A SOCKS-shaped engine (microsocks in front of an iodine tunnel, as MasterDnsVPN's SOCKS port
+    /// sits in front of its DNS tunnel): data and exit IP through SOCKS5, leak names resolved by the
+    /// proxy and seen by the leak zone as asked by the tunnel's resolver only.
+    @Test(.timeLimit(.minutes(1))) func socksShapedEngineThroughSOCKS5() async throws {
+        let lab = try await lab()
+        let t = lab.tunnel!
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("tp-socks-\(UUID().uuidString).sh").path
+        try """
+            microsocks -i 127.0.0.1 -p 18080 &
+            exec iodine -f -r -P "$(cat "$3")" -d "$1" "$2" \(t.domain)
+
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        let run = try await verify(lab, profile: iodineProfile(lab), [
+            "--engine", "command", "--engine-command", "/bin/sh \(script) {tun} \(t.resolver) \(t.iodinePasswordFile)",
+            "--handshake-pattern", "Connection setup complete", "--socks", "127.0.0.1:18080", "--whoami-url", t.whoamiURL,
+            "--checks", "exitIP,dnsLeak",
+        ] + leakZone(lab))
+        let report = try #require(run.report, "no report: \(run.stderr)")
+        #expect(run.status == 0, "\(report.summaryLine)")
+        #expect(report.phases.first { $0.name == "data" }?.detail?.contains("SOCKS5 127.0.0.1:18080") == true)
+        #expect(report.dnsLeak.resolversSeen == [t.tunnelDNS])
+        await expectClean(lab)
+    }
+
     /// SIGKILL at different phases (engine start, TUN, handshake, checks): `--cleanup` finds everything.
     @Test(.timeLimit(.minutes(1)), arguments: [0.2, 0.6, 3.0, 9.6])
     func killedRunIsCleanedUpByCleanup(after seconds: Double) async throws {
@@ -290,6 +316,12 @@ struct VerifierLabTests {
     /// Last in the suite: takes the shared lab down.
     @Test func zzLabDown() async throws {
         try VerifyLabGate.check()
-        try await Lab.down(name: TunnelLab.shared.name, logger: Logger(label: "verify-tests"))
+        let name = TunnelLab.shared.name
+        try await Lab.down(name: name, logger: Logger(label: "verify-tests"))
+        // The tunnel servers' extra namespace and wireguard-go's machine-wide socket go too.
+        #expect(!FileManager.default.fileExists(atPath: "/run/netns/tp-\(name)-net"))
+        #expect(!FileManager.default.fileExists(atPath: "/var/run/wireguard/tp-\(name)-wg.sock"))
+        let strays = await sandboxLeftovers(labClient: "tp-\(name)-cli")
+        #expect(strays.filter { $0.hasPrefix("process") }.isEmpty, "\(strays)")
     }
 }
