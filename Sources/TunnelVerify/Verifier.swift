@@ -181,6 +181,15 @@ struct VerifySession {
         // TUN up with its address
         started = clock.now
         let deadline = started + configuration.deadline
+        // A SOCKS-shaped engine started without `{tun}` has no TUN: the sandbox is a host that
+        // uses the proxy, and its routes stay those of the device's network.
+        let usesTUN = engine.kind != .command || engine.commandTemplate.contains { $0.contains("{tun}") } || configuration.socks == nil
+        if !usesTUN {
+            record("tun", started: started, ok: true, detail: "not used: SOCKS-shaped engine without {tun}")
+            record("routes", started: clock.now, ok: true, detail: "not changed: the engine has no TUN")
+            await handshakeAndChecks(process: process, pid: pid, capture: capture, deadline: deadline, usesTUN: false)
+            return
+        }
         do {
             try await engine.configure(sandbox: sandbox, tools: tools, deadline: deadline)
         } catch {
@@ -231,8 +240,14 @@ struct VerifySession {
         record("routes", started: started, ok: true,
                detail: "default via \(sandbox.tunDevice)\(configuration.profile.claimIPv6 ? " (IPv4 and IPv6)" : " (IPv4 only)"); excluded \(Set(carriers).sorted().joined(separator: ", "))")
 
+        await handshakeAndChecks(process: process, pid: pid, capture: capture, deadline: deadline, usesTUN: true)
+    }
+
+    mutating func handshakeAndChecks(process: EngineProcess, pid: Int32, capture: UplinkCapture?,
+                                     deadline: ContinuousClock.Instant, usesTUN: Bool) async {
+        let carriers = engine.carriers.map(\.host)
         // handshake evidence
-        started = clock.now
+        var started = clock.now
         while true {
             let log = process.logText
             switch await engine.handshake(log: log, sandbox: sandbox, tools: tools) {
@@ -259,12 +274,12 @@ struct VerifySession {
         }
 
         // Routes again, idempotently, in case the engine reconfigured the TUN during the handshake.
-        do {
+        if usesTUN { do {
             try await sandbox.applyTunnelRoutes(carriers: carriers, excludeCarriers: configuration.excludeCarriers,
                                                 claimIPv6: configuration.profile.claimIPv6, tools: tools)
         } catch {
             diagnostics.errors.append(error.message)
-        }
+        } }
 
         // data through the tunnel
         started = clock.now
@@ -276,11 +291,11 @@ struct VerifySession {
                 await SandboxProbes.httpGet(url: whoami, namespacePath: sandbox.namespacePath, timeout: .seconds(3))
             }
             let after = await sandbox.tunCounters()
-            let carried = before.flatMap { b in after.map { a in a.up > b.up && a.down > b.down } } ?? false
+            let carried = !usesTUN || (before.flatMap { b in after.map { a in a.up > b.up && a.down > b.down } } ?? false)
             switch result {
             case .success(let body) where carried:
                 exitIP.observed = body.split(whereSeparator: \.isNewline).first.map(String.init)
-                let path = configuration.socks.map { "SOCKS5 \($0) and \(sandbox.tunDevice)" } ?? sandbox.tunDevice
+                let path = configuration.socks.map { "SOCKS5 \($0)" + (usesTUN ? " and \(sandbox.tunDevice)" : "") } ?? sandbox.tunDevice
                 record("data", started: started, ok: true, detail: "GET \(whoami) through \(path): \(exitIP.observed ?? "")")
             case .success:
                 fail("data", started: started, reason: "the answer from \(whoami) did not come through the TUN: traffic goes around the tunnel")
