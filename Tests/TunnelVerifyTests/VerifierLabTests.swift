@@ -46,6 +46,12 @@ func sandboxLeftovers(labClient: String) async -> [String] {
 }
 
 /// One lab with tunnel servers for the whole suite (building it takes about a second).
+let quietLogger: Logger = {
+    var logger = Logger(label: "verify-tests")
+    logger.logLevel = .warning
+    return logger
+}()
+
 actor TunnelLab {
     static let shared = TunnelLab()
     private var status: LabStatus?
@@ -61,7 +67,7 @@ actor TunnelLab {
         if let status { return status }
         let config = LabConfig(name: name, qnameMinimisation: false, serverCommand: [binary, "serve", "--rate-limit", "0"],
                                tunnelDomain: "t.lab.test")
-        let made = try await Lab.up(config, logger: Logger(label: "verify-tests"))
+        let made = try await Lab.up(config, logger: quietLogger)
         status = made
         return made
     }
@@ -317,7 +323,7 @@ struct VerifierLabTests {
     @Test func zzLabDown() async throws {
         try VerifyLabGate.check()
         let name = TunnelLab.shared.name
-        try await Lab.down(name: name, logger: Logger(label: "verify-tests"))
+        try await Lab.down(name: name, logger: quietLogger)
         // The tunnel servers' extra namespace and wireguard-go's machine-wide socket go too.
         #expect(!FileManager.default.fileExists(atPath: "/run/netns/tp-\(name)-net"))
         #expect(!FileManager.default.fileExists(atPath: "/var/run/wireguard/tp-\(name)-wg.sock"))
