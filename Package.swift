@@ -56,6 +56,7 @@ let package = Package(
             name: "ProbeClient",
             dependencies: [
                 "DNSWire", "ProbeProtocol", "Reports",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

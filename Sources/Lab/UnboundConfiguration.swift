@@ -48,6 +48,13 @@ struct UnboundConfiguration: Sendable, Hashable {
             "infra-keep-probing: yes",
             "qname-minimisation: \(capsOrNo(qnameMinimisation))",
             "use-caps-for-id: \(capsOrNo(capsForID))",
+            // A thread per core and deep socket buffers: a 1,000-address scan sends bursts of a few
+            // hundred queries at once, and a drop here would be blamed on the path.
+            "num-threads: 2",
+            "so-reuseport: yes",
+            "so-rcvbuf: 4m",
+            "so-sndbuf: 4m",
+            "num-queries-per-thread: 4096",
         ]
         if let udpLimit {
             // Measured on unbound 1.17.1: answers up to exactly this many bytes pass, one byte

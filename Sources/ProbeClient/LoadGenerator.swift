@@ -1,6 +1,7 @@
 public import DNSWire
 public import NIOCore
 public import ProbeProtocol
+import NIOConcurrencyHelpers
 
 /// Closed-loop load like `dnsperf -q N`: N queries outstanding, a new one sent as each completes.
 /// Every query is a fresh authenticated echo probe, so the responder does its full work for each.
@@ -21,7 +22,22 @@ public struct LoadGenerator: Sendable {
         self.zone = zone
     }
 
-    public func run(target: ResolverAddress, outstanding: Int, duration: Duration) async -> Result {
+    /// How the closed loop is driven.
+    public enum Mode: String, Sendable, CaseIterable {
+        /// Each completion sends the next probe from the engine's event loop, as dnsperf's loop does.
+        case eventLoop
+        /// One Swift task per outstanding query awaiting `Prober.upload`, as the scan pipeline does.
+        case tasks
+    }
+
+    public func run(target: ResolverAddress, outstanding: Int, duration: Duration, mode: Mode = .eventLoop) async -> Result {
+        switch mode {
+        case .eventLoop: await runOnEventLoop(target: target, outstanding: outstanding, duration: duration)
+        case .tasks: await runTasks(target: target, outstanding: outstanding, duration: duration)
+        }
+    }
+
+    private func runTasks(target: ResolverAddress, outstanding: Int, duration: Duration) async -> Result {
         let start = ContinuousClock.now
         let deadline = start + duration
         let totals = await withTaskGroup(of: (Int, Int, Int).self) { group in
@@ -40,9 +56,23 @@ public struct LoadGenerator: Sendable {
             for await r in group { t = (t.0 + r.0, t.1 + r.1, t.2 + r.2) }
             return t
         }
+        return Result(sent: totals.0, answered: totals.1, timedOut: totals.2, seconds: Self.seconds(since: start))
+    }
+
+    private func runOnEventLoop(target: ResolverAddress, outstanding: Int, duration: Duration) async -> Result {
+        guard let address = target.socketAddress else { return Result(sent: 0, answered: 0, timedOut: 0, seconds: 0) }
+        let start = ContinuousClock.now
+        let loop = ClosedLoop(prober: prober, zone: zone, address: address, deadline: start + duration,
+                              outstanding: max(1, outstanding))
+        let totals = await withCheckedContinuation { (done: CheckedContinuation<(Int, Int, Int), Never>) in
+            loop.start(done)
+        }
+        return Result(sent: totals.0, answered: totals.1, timedOut: totals.2, seconds: Self.seconds(since: start))
+    }
+
+    private static func seconds(since start: ContinuousClock.Instant) -> Double {
         let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Result(sent: totals.0, answered: totals.1, timedOut: totals.2, seconds: seconds)
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
     /// Query names for a dnsperf data file (`name TXT` lines): the same echo probes, made in advance.
@@ -54,5 +84,62 @@ public struct LoadGenerator: Sendable {
             lines.append("\(try ProbeName.build(meta: meta, zone: zone, key: prober.key)) TXT")
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// The event-loop closed loop: every completion judges its probe and sends the next one until the
+/// deadline; the last completion to drain resumes the caller. Completions run on the engine's one
+/// event loop, so the counters are only touched from there (the lock is uncontended).
+private final class ClosedLoop: Sendable {
+    private let prober: Prober
+    private let zone: DNSName
+    private let address: SocketAddress
+    private let deadline: ContinuousClock.Instant
+    private let outstanding: Int
+    private let state = NIOLockedValueBox(State())
+
+    private struct State {
+        var sent = 0, answered = 0, lost = 0, stopped = 0
+        var done: CheckedContinuation<(Int, Int, Int), Never>?
+    }
+
+    init(prober: Prober, zone: DNSName, address: SocketAddress, deadline: ContinuousClock.Instant, outstanding: Int) {
+        self.prober = prober
+        self.zone = zone
+        self.address = address
+        self.deadline = deadline
+        self.outstanding = outstanding
+    }
+
+    func start(_ done: CheckedContinuation<(Int, Int, Int), Never>) {
+        state.withLockedValue { $0.done = done }
+        for _ in 0..<outstanding { sendNext() }
+    }
+
+    private func sendNext() {
+        guard ContinuousClock.now < deadline,
+              let probe = prober.prepareUpload(zone: zone, characters: ProbeMeta.characterCount, kind: .echo) else {
+            finishOne()
+            return
+        }
+        state.withLockedValue { $0.sent += 1 }
+        prober.engine.send(probe.bytes, to: address, timeout: prober.timeout) { [self] result in
+            let outcome = prober.judge(result, for: probe)
+            state.withLockedValue {
+                if outcome.ok { $0.answered += 1 } else if outcome.failure == .timeout { $0.lost += 1 }
+            }
+            sendNext()
+        }
+    }
+
+    /// One of the `outstanding` slots stopped; the last one resumes the caller.
+    private func finishOne() {
+        let finished: (CheckedContinuation<(Int, Int, Int), Never>, (Int, Int, Int))? = state.withLockedValue { s in
+            s.stopped += 1
+            guard s.stopped == outstanding, let done = s.done else { return nil }
+            s.done = nil
+            return (done, (s.sent, s.answered, s.lost))
+        }
+        if let (done, totals) = finished { done.resume(returning: totals) }
     }
 }

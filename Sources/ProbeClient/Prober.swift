@@ -104,7 +104,12 @@ public struct Prober: Sendable {
     func exchange(_ bytes: [UInt8], resolver: ResolverAddress, question: DNSQuestion) async -> (DNSMessage?, ProbeOutcome) {
         if let pacer { await pacer.wait(for: resolver) }
         guard let address = resolver.socketAddress else { return (nil, .fail(.sendFailed, "bad address")) }
-        switch await engine.query(bytes, to: address, timeout: timeout) {
+        return Self.classify(await engine.query(bytes, to: address, timeout: timeout), question: question)
+    }
+
+    /// What a response says before the probe's own records are read: rcode, TC, an echoed question.
+    static func classify(_ result: QueryResult, question: DNSQuestion) -> (DNSMessage?, ProbeOutcome) {
+        switch result {
         case .timeout:
             return (nil, .fail(.timeout))
         case .sendFailed(let why):
@@ -151,18 +156,39 @@ public struct Prober: Sendable {
         await upload(resolver, zone: zone, characters: ProbeMeta.characterCount, kind: .echo)
     }
 
-    /// An upload probe of `characters` payload characters in front of the zone.
-    public func upload(_ resolver: ResolverAddress, zone: DNSName, characters: Int, kind: ProbeKind = .upload) async -> ProbeOutcome {
+    /// An upload probe built and ready to send, with what judging its answer needs.
+    public struct PreparedUpload: Sendable {
+        public let bytes: [UInt8]
+        let question: DNSQuestion
+        let nonce: [UInt8]
+        let sent: [UInt8]
+    }
+
+    /// Builds an upload (or echo) probe of `characters` payload characters in front of the zone;
+    /// nil when they do not fit under it.
+    public func prepareUpload(zone: DNSName, characters: Int, kind: ProbeKind = .upload) -> PreparedUpload? {
         let nonce = Self.nonce()
         let meta = ProbeMeta(kind: kind, encoding: encoding, nonce: nonce, totalCharacters: characters)
         guard let (name, sent) = try? ProbeName.buildWithCharacters(meta: meta, zone: zone, key: key),
-              let bytes = try? message(name: name, type: .txt) else {
+              let bytes = try? message(name: name, type: .txt) else { return nil }
+        return PreparedUpload(bytes: bytes, question: DNSQuestion(name: name, type: .txt), nonce: nonce, sent: sent)
+    }
+
+    /// Judges what came back for a prepared upload probe.
+    public func judge(_ result: QueryResult, for probe: PreparedUpload) -> ProbeOutcome {
+        let (response, outcome) = Self.classify(result, question: probe.question)
+        guard outcome.ok, let response else { return outcome }
+        return judgeReply(response, outcome, name: probe.question.name, nonce: probe.nonce, sent: probe.sent)
+    }
+
+    /// An upload probe of `characters` payload characters in front of the zone.
+    public func upload(_ resolver: ResolverAddress, zone: DNSName, characters: Int, kind: ProbeKind = .upload) async -> ProbeOutcome {
+        guard let probe = prepareUpload(zone: zone, characters: characters, kind: kind) else {
             return .fail(.sendFailed, "\(characters) characters do not fit under \(zone)")
         }
-        let q = DNSQuestion(name: name, type: .txt)
-        let (response, outcome) = await exchange(bytes, resolver: resolver, question: q)
+        let (response, outcome) = await exchange(probe.bytes, resolver: resolver, question: probe.question)
         guard outcome.ok, let response else { return outcome }
-        return judgeReply(response, outcome, name: name, nonce: nonce, sent: sent)
+        return judgeReply(response, outcome, name: probe.question.name, nonce: probe.nonce, sent: probe.sent)
     }
 
     private func judgeReply(_ response: DNSMessage, _ base: ProbeOutcome, name: DNSName, nonce: [UInt8],

@@ -39,6 +39,7 @@ public final class ProbeServer: Sendable {
             let channel = try await DatagramBootstrap(group: group)
                 .channelOption(.socketOption(.so_reuseaddr), value: 1)
                 .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 65_536))
+                .channelOption(.maxMessagesPerRead, value: 16)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler()) }
                 }
@@ -101,7 +102,12 @@ final class ResponderHandler: ChannelInboundHandler {
         }
         guard let response = outcome.response else { return }
         let buffer = context.channel.allocator.buffer(bytes: response)
-        context.writeAndFlush(wrapOutboundOut(AddressedEnvelope(remoteAddress: source, data: buffer)), promise: nil)
+        context.write(wrapOutboundOut(AddressedEnvelope(remoteAddress: source, data: buffer)), promise: nil)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // The answers to one batch of reads leave together (one sendmmsg).
+        context.flush()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -11,6 +11,8 @@ public struct ScanReport: Codable, Sendable, Hashable {
     /// MasterDnsVPN-style outlier optimizer: what dropping the slowest resolvers would gain, kept apart.
     public var optimized: Optimized?
     public var summary: Summary
+    /// The scans a merged report was made from (`report merge`), nil for a scan of one vantage point.
+    public var mergedFrom: [RunInfo]?
 
     public init(run: RunInfo, settings: ScanSettings, input: InputSummary, pairs: [ScanPair], synced: Synced,
                 optimized: Optimized?, summary: Summary) {
@@ -144,10 +146,12 @@ public struct ScanPair: Codable, Sendable, Hashable {
     public var rttMs: Double?
     public var confirmation: Confirmation?
     public var queries: Int
+    /// Where this pair was measured, set when scans from several vantage points are merged.
+    public var vantage: String?
 
     public init(resolver: String, domain: String, accepted: Bool, stage: String? = nil, reason: String? = nil,
                 failure: String? = nil, upload: Upload? = nil, download: Download? = nil, rttMs: Double? = nil,
-                confirmation: Confirmation? = nil, queries: Int = 0) {
+                confirmation: Confirmation? = nil, queries: Int = 0, vantage: String? = nil) {
         self.resolver = resolver
         self.domain = domain
         self.accepted = accepted
@@ -159,6 +163,7 @@ public struct ScanPair: Codable, Sendable, Hashable {
         self.rttMs = rttMs
         self.confirmation = confirmation
         self.queries = queries
+        self.vantage = vantage
     }
 
     public struct Upload: Codable, Sendable, Hashable {

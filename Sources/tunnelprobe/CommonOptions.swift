@@ -72,3 +72,21 @@ func hostName() -> String {
     gethostname(&buf, buf.count)
     return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
+
+/// Colour for people at a terminal only: never when stdout is a pipe or a file, never with NO_COLOR
+/// set (https://no-color.org), never with TERM=dumb.
+enum Style {
+    static let enabled: Bool = {
+        let env = ProcessInfo.processInfo.environment
+        return isatty(STDOUT_FILENO) == 1 && env["NO_COLOR"].map(\.isEmpty) ?? true && env["TERM"] != "dumb"
+    }()
+
+    static func ok(_ text: String) -> String { paint(text, "32") }
+    static func bad(_ text: String) -> String { paint(text, "31") }
+    static func warn(_ text: String) -> String { paint(text, "33") }
+    static func bold(_ text: String) -> String { paint(text, "1") }
+
+    private static func paint(_ text: String, _ code: String) -> String {
+        enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
+    }
+}

@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import DNSWire
 import Foundation
 import ProbeClient
@@ -32,6 +32,9 @@ struct LoadgenCommand: AsyncParsableCommand {
     @Option(help: "Seconds of load.")
     var duration: Double = 10
 
+    @Option(help: "eventLoop: each answer sends the next probe from the event loop (as dnsperf does); tasks: one Swift task per outstanding probe, as the scan runs them.")
+    var mode: LoadGenerator.Mode = .eventLoop
+
     @Option(help: "Write N probe names as a dnsperf data file to this path instead of sending.")
     var writeQueries: String?
 
@@ -61,7 +64,7 @@ struct LoadgenCommand: AsyncParsableCommand {
             await engine.shutdown()
             return
         }
-        let r = await generator.run(target: target, outstanding: outstanding, duration: .milliseconds(Int(duration * 1000)))
+        let r = await generator.run(target: target, outstanding: outstanding, duration: .milliseconds(Int(duration * 1000)), mode: mode)
         await engine.shutdown()
         if common.json {
             print("{\"sent\": \(r.sent), \"answered\": \(r.answered), \"timedOut\": \(r.timedOut), \"seconds\": \(r.seconds), \"queriesPerSecond\": \(r.queriesPerSecond)}")
@@ -70,3 +73,5 @@ struct LoadgenCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension LoadGenerator.Mode: ExpressibleByArgument {}

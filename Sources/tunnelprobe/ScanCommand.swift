@@ -188,6 +188,9 @@ struct ScanCommand: AsyncParsableCommand {
         } catch {
             throw fail("\(error)", Exit.environment)
         }
+        for problem in ReportWriter.renderRun(directory: directory, indexRoot: out == nil ? "reports" : nil) {
+            printErr("tunnelprobe: warning: report rendering: \(problem)")
+        }
         if common.json {
             print(try ReportWriter.json(document), terminator: "")
         } else if !common.quiet {
@@ -220,12 +223,13 @@ extension ScanReport {
     }
 
     func summaryLine(directory: String) -> String {
-        var s = "\(summary.accepted) of \(summary.pairs) pairs accepted"
+        let accepted = "\(summary.accepted) of \(summary.pairs) pairs accepted"
+        var s = summary.accepted > 0 ? Style.ok(accepted) : Style.bad(accepted)
         if let up = synced.upload, let down = synced.download {
             s += "; synced MTU upload \(up) B (QNAME \(synced.uploadQnameChars ?? 0) chars), download \(down) B (response \(synced.downloadResponseSize ?? 0) B)"
         }
         if summary.notTested > 0 { s += "; \(summary.notTested) not tested" }
-        if !run.complete { s += " [incomplete: \(run.interruption ?? "interrupted")]" }
+        if !run.complete { s += Style.warn(" [incomplete: \(run.interruption ?? "interrupted")]") }
         return s + "\nreport: \(directory)/scan.md"
     }
 }

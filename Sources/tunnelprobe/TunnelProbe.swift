@@ -6,6 +6,6 @@ struct TunnelProbe: AsyncParsableCommand {
         commandName: "tunnelprobe",
         abstract: "Measure DNS-tunnel paths: resolver scan, MTU, lab.",
         subcommands: [ServeCommand.self, ScanCommand.self, TraceCommand.self, LabCommand.self, LoadgenCommand.self,
-                      VerifyCommand.self]
+                      ReportCommand.self, VerifyCommand.self]
     )
 }

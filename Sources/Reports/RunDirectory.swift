@@ -1,0 +1,290 @@
+public import Foundation
+
+/// The report kinds a run directory can hold, each `<kind>.json` with schema `tunnelprobe.<kind>/1`.
+public enum ReportKind: String, CaseIterable, Codable, Sendable {
+    case scan, path, trace, simulate, verify, resilience
+
+    public var fileName: String { rawValue + ".json" }
+    public var schema: String { "tunnelprobe.\(rawValue)/1" }
+    public var title: String {
+        switch self {
+        case .scan: "Resolver scan"
+        case .path: "Path quality"
+        case .trace: "Capture analysis"
+        case .simulate: "FEC + ARQ simulation"
+        case .verify: "Tunnel verification"
+        case .resilience: "Tunnel resilience"
+        }
+    }
+}
+
+/// `manifest.json`: what a multi-stage run (the lab demo) meant to produce, so a page can say what is
+/// missing rather than silently showing less.
+public struct RunManifest: Codable, Sendable, Hashable {
+    public static let schemaName = "tunnelprobe.run/1"
+    public var schema: String = RunManifest.schemaName
+    public var run: RunInfo
+    public var stages: [Stage]
+
+    public struct Stage: Codable, Sendable, Hashable {
+        public var kind: ReportKind
+        /// The JSON file the stage writes, relative to the run directory.
+        public var file: String
+        /// ok, failed (ran and failed: the report explains), error (did not produce its report), skipped.
+        public var status: String
+        /// One line: the exit status or why the stage was skipped.
+        public var note: String?
+        public var seconds: Double?
+        public init(kind: ReportKind, file: String, status: String, note: String? = nil, seconds: Double? = nil) {
+            self.kind = kind
+            self.file = file
+            self.status = status
+            self.note = note
+            self.seconds = seconds
+        }
+    }
+
+    public init(run: RunInfo, stages: [Stage]) {
+        self.run = run
+        self.stages = stages
+    }
+}
+
+/// A decoded report of any kind.
+public enum ReportDocument: Sendable {
+    case scan(ScanReport)
+}
+
+/// One report read from a run directory, ready to render.
+public struct LoadedReport: Sendable {
+    public var document: ReportDocument
+    public var kind: ReportKind
+    public var file: String
+    public var run: RunInfo
+    /// The `<section>` for the run page.
+    public var html: String
+    public var markdown: String
+    /// One line for listings, e.g. "12 of 40 pairs accepted, synced 148/900 B".
+    public var headline: String
+    /// False when the report itself records a failed check or an empty result.
+    public var ok: Bool
+}
+
+/// A run directory as found on disk: the reports that decoded, and a line for each one that did not.
+public struct RunDirectory: Sendable {
+    public var path: String
+    public var manifest: RunManifest?
+    public var reports: [LoadedReport]
+    /// "trace.json: missing (the manifest lists it)", "path.json: not valid JSON ...", in file order.
+    public var problems: [String]
+
+    /// The first scan report in the directory.
+    public var scan: ScanReport? {
+        for r in reports { if case .scan(let s) = r.document { return s } }
+        return nil
+    }
+
+    public var runID: String { manifest?.run.id ?? reports.first?.run.id ?? (path as NSString).lastPathComponent }
+
+    /// Reads every report it can; only an unreadable directory is an error.
+    public static func load(_ path: String) throws(ReportWriteError) -> RunDirectory {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+        } catch {
+            throw ReportWriteError(path: path, reason: "cannot read the directory (\(error.localizedDescription))")
+        }
+        var dir = RunDirectory(path: path, manifest: nil, reports: [], problems: [])
+        if names.contains("manifest.json") {
+            do {
+                let m = try JSONDecoder().decode(RunManifest.self, from: try Data(contentsOf: dir.url("manifest.json")))
+                dir.manifest = m
+            } catch {
+                dir.problems.append("manifest.json: cannot be read (\(Self.describe(error)))")
+            }
+        }
+        var seen = Set<String>()
+        for name in names where name.hasSuffix(".json") && name != "manifest.json" {
+            seen.insert(name)
+            let data: Data
+            do { data = try Data(contentsOf: dir.url(name)) } catch {
+                dir.problems.append("\(name): cannot be read (\(error.localizedDescription))")
+                continue
+            }
+            let schema: String
+            switch Self.schema(of: data) {
+            case .invalid(let why):
+                dir.problems.append("\(name): not valid JSON, corrupt or truncated (\(why))")
+                continue
+            case .none:
+                dir.problems.append("\(name): not a tunnelprobe report (no \"schema\")")
+                continue
+            case .schema(let s):
+                schema = s
+            }
+            guard let kind = ReportKind.allCases.first(where: { $0.schema == schema }) else {
+                if schema.hasPrefix("tunnelprobe.fates/") || schema.hasPrefix("tunnelprobe.compare/") { continue }
+                dir.problems.append("\(name): unknown schema \(schema)")
+                continue
+            }
+            do {
+                dir.reports.append(try ReportRenderers.load(kind, data: data, file: name))
+            } catch {
+                dir.problems.append("\(name): does not decode as \(schema) (\(Self.describe(error)))")
+            }
+        }
+        for stage in dir.manifest?.stages ?? [] where !seen.contains(stage.file) {
+            let why = stage.note.map { ": \($0)" } ?? ""
+            dir.problems.append("\(stage.file): missing (stage \(stage.kind.rawValue) \(stage.status)\(why))")
+        }
+        dir.reports.sort { a, b in
+            (ReportKind.allCases.firstIndex(of: a.kind) ?? 0, a.file) < (ReportKind.allCases.firstIndex(of: b.kind) ?? 0, b.file)
+        }
+        return dir
+    }
+
+    func url(_ name: String) -> URL { URL(fileURLWithPath: (path as NSString).appendingPathComponent(name)) }
+
+    /// `index.html`: every stage's section, problems first, links to the files beside it.
+    public func indexHTML() -> String {
+        var body = "<header><p class=\"muted\"><a href=\"../index.html\">all runs</a></p><h1>tunnelprobe run \(HTML.escape(runID))</h1>"
+        if let run = manifest?.run ?? reports.first?.run {
+            body += HTML.facts([
+                ("Vantage", HTML.escape(run.vantage)),
+                ("Tool", HTML.escape("\(run.tool) \(run.version)")),
+                ("Started", HTML.escape(run.startedAt)),
+                ("Command", "<code>\(HTML.escape(run.commandLine.joined(separator: " ")))</code>"),
+                ("Seed", "\(run.seed)"),
+            ])
+        }
+        body += "</header>"
+        if !problems.isEmpty {
+            body += "<div class=\"notice bad\"><b>Not everything could be shown.</b><ul>"
+                + problems.map { "<li>\(HTML.escape($0))</li>" }.joined() + "</ul></div>"
+        }
+        if let stages = manifest?.stages, !stages.isEmpty {
+            body += "<h2>Stages</h2>"
+            body += HTML.table(["stage", "status", "time s", "report", "note"], stages.map { st in
+                let present = reports.contains { $0.file == st.file }
+                let tone: HTML.Tone = st.status == "ok" ? .ok : (st.status == "skipped" ? .neutral : .bad)
+                return [HTML.escape(st.kind.title), HTML.badge(st.status, tone), HTML.number(st.seconds),
+                        present ? "<a href=\"#\(st.kind.rawValue)\">section</a> · <a href=\"\(HTML.escape(st.file))\">json</a>" : "missing",
+                        HTML.escape(st.note ?? "")]
+            }, numeric: [2])
+        }
+        if reports.count > 1 {
+            body += "<nav class=\"stages\">" + reports.map { "<a href=\"#\($0.kind.rawValue)\">\(HTML.escape($0.kind.title))</a>" }.joined() + "</nav>"
+        }
+        for r in reports {
+            body += r.html
+            let md = (r.file as NSString).deletingPathExtension + ".md"
+            body += "<p class=\"muted\">Files: <a href=\"\(HTML.escape(r.file))\">\(HTML.escape(r.file))</a> · <a href=\"\(HTML.escape(md))\">\(HTML.escape(md))</a></p>"
+        }
+        if reports.isEmpty { body += "<p>No report in this directory could be read.</p>" }
+        body += "<footer class=\"muted\"><p>Every figure on this page comes from the JSON reports beside it; each metric's definition is cited in them and in the Markdown files.</p></footer>"
+        return HTML.page(title: "tunnelprobe \(runID)", body: body)
+    }
+
+    /// Writes `index.html` and each report's Markdown next to its JSON.
+    public func render() throws(ReportWriteError) {
+        var files: [(String, String)] = [("index.html", indexHTML())]
+        for r in reports { files.append(((r.file as NSString).deletingPathExtension + ".md", r.markdown)) }
+        try ReportWriter.write(files, to: path)
+    }
+
+    enum Peek {
+        case schema(String)
+        case none
+        case invalid(String)
+    }
+
+    static func schema(of data: Data) -> Peek {
+        let object: Any
+        do { object = try JSONSerialization.jsonObject(with: data) } catch {
+            return .invalid(data.isEmpty ? "empty file" : "\(data.count) bytes that do not parse")
+        }
+        guard let schema = (object as? [String: Any])?["schema"] as? String else { return .none }
+        return .schema(schema)
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let c): "corrupt: \(c.debugDescription)"
+        case DecodingError.keyNotFound(let key, let c): "missing \"\(key.stringValue)\" at \(path(c.codingPath))"
+        case DecodingError.typeMismatch(_, let c): "wrong type at \(path(c.codingPath))"
+        case DecodingError.valueNotFound(_, let c): "null at \(path(c.codingPath))"
+        default: "\(error)"
+        }
+    }
+
+    static func path(_ keys: [any CodingKey]) -> String {
+        keys.isEmpty ? "top level" : keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+    }
+}
+
+/// How each report kind is decoded and rendered. One place to add a kind.
+enum ReportRenderers {
+    static func load(_ kind: ReportKind, data: Data, file: String) throws -> LoadedReport {
+        let decoder = JSONDecoder()
+        switch kind {
+        case .scan:
+            let r = try decoder.decode(ScanReport.self, from: data)
+            let synced = r.synced.upload.map { "synced \($0)/\(r.synced.download ?? 0) B" } ?? "nothing accepted"
+            return LoadedReport(document: .scan(r), kind: kind, file: file, run: r.run, html: r.htmlSection(), markdown: r.markdown(),
+                                headline: "\(r.summary.accepted) of \(r.summary.pairs) pairs accepted, \(synced)",
+                                ok: r.summary.accepted > 0)
+        case .path, .trace, .simulate, .verify, .resilience:
+            throw RendererMissing(kind: kind)
+        }
+    }
+
+    struct RendererMissing: Error, CustomStringConvertible {
+        var kind: ReportKind
+        var description: String { "this build has no renderer for \(kind.rawValue) reports" }
+    }
+}
+
+/// `reports/index.html`: every run directory under a reports root, newest first.
+public enum RunIndex {
+    public static func html(root: String) -> String {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).sorted(by: >)
+        var rows: [[String]] = []
+        for name in names {
+            let dir = (root as NSString).appendingPathComponent(name)
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue,
+                  let run = try? RunDirectory.load(dir), !(run.reports.isEmpty && run.manifest == nil) else { continue }
+            let info = run.manifest?.run ?? run.reports[0].run
+            let kinds = run.reports.map { $0.kind.rawValue }.joined(separator: ", ")
+            let headline = run.reports.map(\.headline).joined(separator: "; ")
+            let status = run.problems.isEmpty ? (run.reports.allSatisfy(\.ok) ? HTML.badge("ok", .ok) : HTML.badge("check", .warn))
+                : HTML.badge("\(run.problems.count) problem(s)", .bad)
+            rows.append(["<a href=\"\(HTML.escape(name))/index.html\">\(HTML.escape(name))</a>", HTML.escape(info.startedAt),
+                         HTML.escape(info.vantage), HTML.escape(kinds), status, HTML.escape(headline)])
+        }
+        let body = "<h1>tunnelprobe runs</h1>"
+            + (rows.isEmpty ? "<p>No runs yet.</p>" : HTML.table(["run", "started", "vantage", "reports", "status", "headline"], rows))
+        return HTML.page(title: "tunnelprobe runs", body: body)
+    }
+
+    public static func write(root: String) throws(ReportWriteError) {
+        try ReportWriter.write([("index.html", html(root: root))], to: root)
+    }
+}
+
+extension ReportWriter {
+    /// After a command wrote its JSON: the run's `index.html`, and the runs index of `indexRoot`
+    /// when given (the default `reports/` directory). Problems are returned, not thrown: the JSON is
+    /// already safe on disk and a rendering problem must not turn a measured run into a failure.
+    @discardableResult
+    public static func renderRun(directory: String, indexRoot: String?) -> [String] {
+        do {
+            let dir = try RunDirectory.load(directory)
+            try dir.render()
+            if let indexRoot { try RunIndex.write(root: indexRoot) }
+            return dir.problems
+        } catch {
+            return ["\(error)"]
+        }
+    }
+}

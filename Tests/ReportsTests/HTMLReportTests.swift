@@ -1,0 +1,118 @@
+import Foundation
+import Reports
+import Testing
+
+@Suite struct HTMLReportTests {
+    static func tempDirectory(_ name: String) throws -> String {
+        let dir = NSTemporaryDirectory() + "tp-html-\(name)-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    static func writeScan(_ report: ScanReport, to dir: String) throws {
+        try ReportWriter.write([("scan.json", try ReportWriter.json(report))], to: dir)
+    }
+
+    @Test func scanSectionMatchesTheGoldenFile() throws {
+        let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/scan-section.html")
+        let rendered = ScanReportTests.sample().htmlSection()
+        if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
+            try rendered.write(to: golden, atomically: true, encoding: .utf8)
+        }
+        #expect(rendered == (try String(contentsOf: golden, encoding: .utf8)))
+    }
+
+    @Test func pagesAreSelfContained() throws {
+        let dir = try Self.tempDirectory("self")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.writeScan(ScanReportTests.sample(), to: dir)
+        let page = try RunDirectory.load(dir).indexHTML()
+        #expect(!page.contains("<script"))
+        #expect(!page.contains("http://") || !page.replacingOccurrences(of: "http://www.w3.org/2000/svg", with: "").contains("http://"))
+        #expect(!page.contains("https://"))
+        #expect(page.contains("name=\"viewport\""))
+        for id in ["scan-mtu-download", "scan-mtu-upload", "scan-rtt-cdf"] { #expect(page.contains("id=\"\(id)\"")) }
+    }
+
+    @Test func textIsEscaped() {
+        #expect(HTML.escape("<a href=\"x\">&'") == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;")
+        var r = ScanReportTests.sample()
+        r.settings.domains = ["<script>alert(1)</script>"]
+        #expect(!r.htmlSection().contains("<script>"))
+    }
+
+    @Test func missingAndCorruptFilesAreNamedAndTheRestRenders() throws {
+        let dir = try Self.tempDirectory("broken")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let sample = ScanReportTests.sample()
+        try Self.writeScan(sample, to: dir)
+        let manifest = RunManifest(run: sample.run, stages: [
+            .init(kind: .scan, file: "scan.json", status: "ok", seconds: 1.2),
+            .init(kind: .trace, file: "trace.json", status: "error", note: "exit 69"),
+        ])
+        try ReportWriter.write([
+            ("manifest.json", try ReportWriter.json(manifest)),
+            ("path.json", "{\"schema\": \"tunnelprobe.path/1\", \"run\": "),
+            ("notes.json", "[1, 2]"),
+            ("scan-old.json", "{\"schema\": \"tunnelprobe.scan/1\"}"),
+        ], to: dir)
+        let run = try RunDirectory.load(dir)
+        #expect(run.reports.count == 1)
+        #expect(run.problems.contains { $0.hasPrefix("trace.json: missing") && $0.contains("exit 69") })
+        #expect(run.problems.contains { $0.hasPrefix("path.json: not valid JSON") })
+        #expect(run.problems.contains { $0.hasPrefix("scan-old.json: does not decode as tunnelprobe.scan/1 (missing \"run\"") })
+        #expect(run.problems.contains { $0.hasPrefix("notes.json: not a tunnelprobe report") })
+        try run.render()
+        let page = try String(contentsOfFile: dir + "/index.html", encoding: .utf8)
+        #expect(page.contains("Not everything could be shown"))
+        #expect(page.contains("trace.json: missing"))
+        #expect(page.contains("id=\"scan-mtu-download\""))
+        #expect(FileManager.default.fileExists(atPath: dir + "/scan.md"))
+    }
+
+    @Test func compareNamesGainedLostAndShiftedPairs() throws {
+        let a = ScanReportTests.sample()
+        var b = a
+        b.run.id = "20261128-000000-scan-2"
+        b.pairs[0].download?.bytes = 700
+        b.pairs[1] = ScanPair(resolver: "203.0.113.9:53", domain: "vpn.lab.test", accepted: true,
+                              upload: .init(bytes: 100, qnameChars: 200, payloadChars: 160, encoding: "base32", limitedBy: nil, caseChanged: false),
+                              download: .init(bytes: 500, responseSize: 700, recordType: "TXT", limitedBy: "tc"), rttMs: 3, queries: 20)
+        b.synced = .init(upload: 100, download: 500, uploadQnameChars: 200, downloadResponseSize: 700)
+        b.summary.accepted = 2
+        let da = try Self.tempDirectory("a"), db = try Self.tempDirectory("b")
+        defer { for d in [da, db] { try? FileManager.default.removeItem(atPath: d) } }
+        try Self.writeScan(a, to: da)
+        try Self.writeScan(b, to: db)
+        let c = ReportComparison.compare(try RunDirectory.load(da), try RunDirectory.load(db))
+        #expect(c.scan?.gained == ["203.0.113.9:53 vpn.lab.test"])
+        #expect(c.scan?.lost == [])
+        #expect(c.scan?.mtuShifts.first?.downloadA == 900 && c.scan?.mtuShifts.first?.downloadB == 700)
+        #expect(c.changes.contains("scan: accepted pairs 1 → 2"))
+        #expect(c.markdown().contains("gained 203.0.113.9:53 vpn.lab.test"))
+        let same = ReportComparison.compare(try RunDirectory.load(da), try RunDirectory.load(da))
+        #expect(same.changes.isEmpty)
+    }
+
+    @Test func mergeKeepsEveryVantagePoint() throws {
+        var tehran = ScanReportTests.sample()
+        tehran.run.vantage = "tehran"
+        var mashhad = ScanReportTests.sample()
+        mashhad.run.vantage = "mashhad"
+        mashhad.pairs[0].download?.bytes = 600
+        let run = RunInfo(id: "m", version: "0", commandLine: [], vantage: "tehran, mashhad", seed: 1, startedAt: "now")
+        let merged = try ScanReport.merged([tehran, mashhad], run: run)
+        #expect(merged.pairs.count == 4)
+        #expect(Set(merged.pairs.compactMap(\.vantage)) == ["tehran", "mashhad"])
+        #expect(merged.synced.download == 600)
+        #expect(merged.mergedFrom?.map(\.vantage) == ["tehran", "mashhad"])
+        #expect(merged.htmlSection().contains("mashhad"))
+        #expect(throws: ScanReport.MergeError.self) { try ScanReport.merged([tehran], run: run) }
+    }
+
+    @Test func axisTicksAreRound() {
+        let page = SVGChart.bars(id: "t", title: "t", bars: [.init(label: "a", value: 1232)], unit: "bytes")
+        #expect(page.contains(">1500<"))
+        #expect(page.contains(">500<"))
+    }
+}
