@@ -107,6 +107,22 @@ enum Host {
         return UInt64(fields[19])
     }
 
+    /// The inode that names a namespace (of a mount point or a /proc/PID/ns link).
+    static func inode(_ path: String) -> UInt64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return UInt64(info.st_ino)
+    }
+
+    /// Every process whose network namespace has this inode (what `ip netns pids` does, and it
+    /// also works after the namespace's mount point is gone).
+    static func processes(inNamespace inode: UInt64) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            Host.inode("/proc/\(pid)/ns/net") == inode && startTime(of: pid) != nil
+        }
+    }
+
     static func signal(_ pid: Int32, _ signal: Int32) { if pid > 1 { kill(pid, signal) } }
 
     /// SIGTERM, up to `grace` to exit, then SIGKILL.

@@ -207,13 +207,20 @@ public struct Sandbox: Sendable, Hashable {
     static func remove(id: String, stateRoot: String, state: SandboxState?, tools: Tools) async {
         let namespace = "tpv-\(id)"
         var victims = Set((state?.processes ?? []).filter(\.isRunning).map(\.pid))
-        if Host.exists("/run/netns/\(namespace)"),
-           let listed = try? await Host.run([tools.ip, "netns", "pids", namespace]) {
-            victims.formUnion(listed.output.split(whereSeparator: \.isWhitespace).compactMap { Int32($0) })
-        }
+        let inode = Host.inode("/run/netns/\(namespace)")
+        if let inode { victims.formUnion(Host.processes(inNamespace: inode)) }
         victims.remove(getpid())
         if !victims.isEmpty { await Host.terminate(victims.sorted()) }
         if Host.exists("/run/netns/\(namespace)") { _ = try? await Host.run([tools.ip, "netns", "delete", namespace]) }
+        // A process that entered between the scan and the delete (an engine launched by a run
+        // killed a moment earlier) lives on in the unmounted namespace: found by its inode.
+        if let inode {
+            for _ in 0..<5 {
+                let stragglers = Host.processes(inNamespace: inode).filter { $0 != getpid() }
+                if stragglers.isEmpty { break }
+                await Host.terminate(stragglers, grace: .milliseconds(100))
+            }
+        }
         // The host end normally goes with the namespace; this catches a pair left half-made.
         _ = try? await Host.run([tools.ip, "link", "delete", "tpv-\(id)-h"])
         let nftInCaller: [String] = if let caller = state?.callerNamespace, caller != namespace {

@@ -127,9 +127,8 @@ struct VerifierLabTests {
         #expect(report.exitIP.observed == "198.18.2.1" && report.exitIP.ok == true)
         #expect(report.dnsLeak.leaked == false && report.ipv6Leak.leaked == false && report.tunnelFailure.leaked == false)
         #expect(report.phases.map(\.name) == ["engine", "tun", "routes", "handshake", "data", "checks"])
-        let handshake = try #require(report.timing.handshakeMs)
-        print("iodine start-to-verdict \(report.timing.startToVerdictMs) ms, handshake at \(handshake) ms")
-        #expect(report.timing.startToVerdictMs - handshake <= 5000)
+        // The timing target (handshake + at most 5 s) is measured by scripts/bench-verify.sh, not here.
+        #expect(report.timing.handshakeMs != nil && report.timing.afterHandshakeMs != nil)
         await expectClean(lab)
     }
 
