@@ -229,7 +229,12 @@ public struct Sandbox: Sendable, Hashable {
             [tools.nft]
         }
         _ = try? await Host.run(nftInCaller + ["delete", "table", "ip", "tpv_\(id)"])
-        if let before = state?.forwardingBefore, before != "1", state?.callerNamespace == nil || state?.ownerAlive == true {
+        // Another live run from the same namespace still needs forwarding: it restores it last.
+        let others = ((try? FileManager.default.contentsOfDirectory(atPath: stateRoot)) ?? []).filter { $0 != id }
+            .compactMap { SandboxState.load(stateRoot + "/" + $0) }
+            .filter { $0.ownerAlive && $0.callerNamespace == state?.callerNamespace }
+        if others.isEmpty, let before = state?.forwardingBefore, before != "1",
+           state?.callerNamespace == nil || state?.ownerAlive == true {
             // Restored only from the caller's own namespace (a hard-killed run in a lab namespace
             // goes with the lab).
             try? Host.writeProc("/proc/sys/net/ipv4/ip_forward", before + "\n")
