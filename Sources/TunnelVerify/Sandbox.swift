@@ -90,7 +90,12 @@ public struct Sandbox: Sendable, Hashable {
 
         // NAT towards whatever the caller's namespace routes to (RFC 3022 masquerading).
         let forwarding = "/proc/sys/net/ipv4/ip_forward"
-        state.forwardingBefore = Host.readText(forwarding)?.trimmingCharacters(in: .whitespacesAndNewlines)
+        // When a live run from this namespace already switched forwarding on, the value to restore
+        // is the one it found.
+        let inherited = ((try? FileManager.default.contentsOfDirectory(atPath: stateRoot)) ?? []).filter { $0 != id }
+            .compactMap { SandboxState.load(stateRoot + "/" + $0) }
+            .first { $0.ownerAlive && $0.callerNamespace == state.callerNamespace }?.forwardingBefore
+        state.forwardingBefore = inherited ?? Host.readText(forwarding)?.trimmingCharacters(in: .whitespacesAndNewlines)
         try state.save(directory)
         if state.forwardingBefore != "1" { try Host.writeProc(forwarding, "1\n") }
         let rules = """
