@@ -1,6 +1,6 @@
 # tunnelprobe: `make demo` runs the scan on the built-in lab, `make test` runs every test (as root).
 SWIFT ?= swift
-APT_PACKAGES := libpcap-dev unbound iproute2 nftables dnsperf tcpdump tshark libisal-dev iodine openvpn wireguard-go wireguard-tools nginx-light chromium
+APT_PACKAGES := libpcap-dev unbound iproute2 nftables dnsperf tcpdump tshark libisal-dev iodine openvpn wireguard-go wireguard-tools nginx-light microsocks chromium
 BIN := .build/debug/tunnelprobe
 
 .PHONY: all deps build test demo bench clean

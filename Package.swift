@@ -6,6 +6,12 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+let nio: [Target.Dependency] = [
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOPosix", package: "swift-nio"),
+    .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+]
+
 let package = Package(
     name: "tunnelprobe",
     platforms: [.macOS(.v15)],
@@ -15,10 +21,13 @@ let package = Package(
         .library(name: "ProbeProtocol", targets: ["ProbeProtocol"]),
         .library(name: "ProbeServer", targets: ["ProbeServer"]),
         .library(name: "ProbeClient", targets: ["ProbeClient"]),
-        .library(name: "Reports", targets: ["Reports"]),
         .library(name: "PathMetrics", targets: ["PathMetrics"]),
-        .library(name: "Lab", targets: ["Lab"]),
+        .library(name: "Capture", targets: ["Capture"]),
+        .library(name: "TraceAnalysis", targets: ["TraceAnalysis"]),
         .library(name: "Impairment", targets: ["Impairment"]),
+        .library(name: "TunnelVerify", targets: ["TunnelVerify"]),
+        .library(name: "Reports", targets: ["Reports"]),
+        .library(name: "Lab", targets: ["Lab"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -38,29 +47,20 @@ let package = Package(
             dependencies: ["DNSWire", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
-        // The authoritative responder (SwiftNIO UDP).
+        // The authoritative responder (SwiftNIO UDP), its path history and its leak zone.
         .target(
             name: "ProbeServer",
-            dependencies: [
-                "DNSWire", "ProbeProtocol",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            dependencies: ["DNSWire", "ProbeProtocol", .product(name: "Logging", package: "swift-log")] + nio,
             swiftSettings: strict
         ),
-        // The query engine, the resolver list, the MTU search and the scan pipeline.
+        // The query engine, the resolver list, the MTU search, the scan pipeline and the path stream.
         .target(
             name: "ProbeClient",
             dependencies: [
                 "DNSWire", "ProbeProtocol", "Reports", "PathMetrics",
                 .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
+            ] + nio,
             swiftSettings: strict
         ),
         // Pure path statistics: loss (RFC 7680, 3357, Gilbert), reordering (RFC 4737), delay (RFC 3550, 3393).
@@ -69,11 +69,35 @@ let package = Package(
             dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")],
             swiftSettings: strict
         ),
-        // Versioned report documents, their Markdown renderings and engine exports.
-        .target(name: "Reports", dependencies: ["PathMetrics"], swiftSettings: strict),
         // libpcap (Debian libpcap-dev) as a system library: offline reading, live capture, pcap writing.
         .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
-        // The namespace testbed: client, resolver (real unbound) and server namespaces.
+        // Capture files and live capture through libpcap; link, IP (with fragment reassembly), UDP and TCP decoding.
+        .target(name: "Capture", dependencies: ["CPcap"], swiftSettings: strict),
+        // DNS transaction matching over captures: per resolver / tunnel domain / type metrics and fates.
+        .target(
+            name: "TraceAnalysis",
+            dependencies: [
+                "Capture", "Reports",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
+        // impair: the user-space netem relay for UDP, its seeded models and its ground-truth log.
+        .target(
+            name: "Impairment",
+            dependencies: ["DNSWire", "Reports", "ProbeClient", .product(name: "HeapModule", package: "swift-collections")] + nio,
+            swiftSettings: strict
+        ),
+        // `verify`: real engines over TUN in a sandbox namespace, phases and leak checks.
+        .target(
+            name: "TunnelVerify",
+            dependencies: ["DNSWire", "ProbeProtocol", "Reports", "Capture", .product(name: "Subprocess", package: "swift-subprocess")],
+            swiftSettings: strict
+        ),
+        // Versioned report documents, their Markdown and HTML renderings and engine exports.
+        .target(name: "Reports", dependencies: ["PathMetrics"], swiftSettings: strict),
+        // The namespace testbed: client, resolver (real unbound), server, tunnel servers, impairment relay.
         .target(
             name: "Lab",
             dependencies: [
@@ -82,51 +106,33 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // impair: the user-space netem relay for UDP, its seeded models and its ground-truth log.
-        .target(
-            name: "Impairment",
-            dependencies: [
-                "DNSWire", "Reports", "ProbeClient",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "HeapModule", package: "swift-collections"),
-            ],
-            swiftSettings: strict
-        ),
         .executableTarget(
             name: "tunnelprobe",
             dependencies: [
-                "DNSWire", "ProbeProtocol", "ProbeServer", "ProbeClient", "Reports", "Lab", "Impairment",
+                "DNSWire", "ProbeProtocol", "ProbeServer", "ProbeClient", "PathMetrics", "Capture", "TraceAnalysis",
+                "Impairment", "TunnelVerify", "Reports", "Lab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ],
+            ] + nio,
             swiftSettings: strict
         ),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire"]),
         .testTarget(name: "ProbeProtocolTests", dependencies: ["ProbeProtocol", "DNSWire"]),
         .testTarget(
             name: "ProbeServerTests",
-            dependencies: [
-                "ProbeServer", "ProbeProtocol", "DNSWire", "ProbeClient", "PathMetrics", "Reports",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ]
+            dependencies: ["ProbeServer", "ProbeProtocol", "DNSWire", "ProbeClient", "PathMetrics", "Reports"] + nio
         ),
         .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports"]),
-        .testTarget(name: "ReportsTests", dependencies: ["Reports", "PathMetrics"], exclude: ["Golden"]),
         .testTarget(name: "PathMetricsTests", dependencies: ["PathMetrics", "ProbeClient"]),
-        .testTarget(name: "LabTests", dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports", "PathMetrics", "DNSWire", "Impairment"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
+        .testTarget(name: "TraceAnalysisTests", dependencies: ["TraceAnalysis", "Capture", "Reports", "DNSWire"]),
+        .testTarget(name: "ImpairmentTests", dependencies: ["Impairment", "DNSWire", "Reports", "ProbeClient"] + nio),
+        .testTarget(name: "TunnelVerifyTests", dependencies: ["TunnelVerify", "Lab", "Reports"], exclude: ["Golden"]),
+        .testTarget(name: "ReportsTests", dependencies: ["Reports", "PathMetrics"], exclude: ["Golden"]),
         .testTarget(
-            name: "ImpairmentTests",
-            dependencies: [
-                "Impairment", "DNSWire", "Reports", "ProbeClient",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ]
+            name: "LabTests",
+            dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports", "PathMetrics", "DNSWire", "Impairment"]
         ),
     ]
 )

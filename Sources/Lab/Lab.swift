@@ -105,6 +105,7 @@ public enum Lab {
         if let impair = config.impairCommand {
             try await LabImpairment.start(impair, topology: topology, directory: directory, ip: ip, state: &state, logger: logger)
         }
+        try await TunnelServers.start(config: config, topology: topology, directory: directory, ip: ip, logger: logger)
 
         guard let status = await status(name: config.name, stateRoot: config.stateRoot), status.healthy else {
             throw LabError(.startFailed, "lab \(config.name) is not healthy right after start (see \(directory))")
@@ -256,6 +257,7 @@ public enum Lab {
             victims.insert(daemon.pid)
         }
         victims.remove(SystemCalls.currentProcessID)
+        await TunnelServers.stop(name: name, ip: ip, logger: logger)
         if !victims.isEmpty {
             logger.info("stopping lab processes", metadata: ["lab": "\(name)", "pids": "\(victims.sorted())"])
             await terminate(victims)
@@ -333,7 +335,8 @@ public enum Lab {
             processes: processes,
             healthy: healthy,
             impairedResolverAddress: impaired ? LabImpairment.address : nil,
-            impairLog: impaired ? LabImpairment.logPath(directory) : nil
+            impairLog: impaired ? LabImpairment.logPath(directory) : nil,
+            tunnel: TunnelServers.load(directory: directory)
         )
     }
 

@@ -25,6 +25,9 @@ public struct LabConfig: Sendable, Codable, Hashable {
     /// `[binary, "impair", "--seed", "7", "--up-loss", "0.01"]`; nil for none. The lab appends
     /// `--listen 198.18.0.53:53 --upstream 198.18.0.1:53 --log <state>/impair.jsonl` (`LabImpairment`).
     public var impairCommand: [String]?
+    /// When set, the lab also runs the tunnel servers (iodined for this domain, delegated by the
+    /// resolver; OpenVPN; wireguard-go) and an internet namespace with nginx (`TunnelServers`).
+    public var tunnelDomain: String?
 
     /// How `up` decides that the responder has started.
     public enum ResponderReadiness: String, Sendable, Codable, Hashable, CaseIterable {
@@ -44,7 +47,8 @@ public struct LabConfig: Sendable, Codable, Hashable {
         serverCommand: [String],
         stateRoot: String = LabConfig.defaultStateRoot,
         responderReadiness: ResponderReadiness = .udpListening,
-        impairCommand: [String]? = nil
+        impairCommand: [String]? = nil,
+        tunnelDomain: String? = nil
     ) {
         self.name = name
         self.domain = domain
@@ -55,6 +59,7 @@ public struct LabConfig: Sendable, Codable, Hashable {
         self.stateRoot = stateRoot
         self.responderReadiness = responderReadiness
         self.impairCommand = impairCommand
+        self.tunnelDomain = tunnelDomain
     }
 
     /// The accepted range of `resolverUDPLimit`. unbound takes smaller values, but then even a TC
@@ -72,6 +77,14 @@ public struct LabConfig: Sendable, Codable, Hashable {
                 .invalidConfig,
                 "resolver UDP limit \(limit) is outside \(LabConfig.udpLimitRange.lowerBound)...\(LabConfig.udpLimitRange.upperBound)"
             )
+        }
+        if let tunnel = tunnelDomain {
+            if let problem = LabConfig.domainProblem(tunnel) {
+                throw LabError(.invalidConfig, "invalid tunnel domain \"\(tunnel)\": \(problem)")
+            }
+            guard tunnel != domain, !tunnel.hasSuffix("." + domain), !domain.hasSuffix("." + tunnel) else {
+                throw LabError(.invalidConfig, "the tunnel domain \(tunnel) must not overlap the probe domain \(domain)")
+            }
         }
         guard let program = serverCommand.first, !program.isEmpty else {
             throw LabError(.invalidConfig, "the server command is empty")

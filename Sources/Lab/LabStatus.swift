@@ -33,12 +33,15 @@ public struct LabStatus: Sendable, Codable, Hashable {
     public var impairLog: String?
     /// Every namespace exists and every process runs.
     public var healthy: Bool
+    /// The tunnel servers, when the lab runs them (`LabConfig.tunnelDomain`).
+    public var tunnel: LabTunnelServers?
 
     public init(
         name: String, namespaces: Namespaces, clientAddress: String, resolverAddress: String,
         resolverPort: Int, resolverAliases: String, serverAddress: String, domain: String,
         keyFile: String, resolverUDPLimit: Int?, stateDirectory: String, processes: [LabProcess],
-        healthy: Bool, impairedResolverAddress: String? = nil, impairLog: String? = nil
+        healthy: Bool, impairedResolverAddress: String? = nil, impairLog: String? = nil,
+        tunnel: LabTunnelServers? = nil
     ) {
         self.name = name
         self.namespaces = namespaces
@@ -55,6 +58,7 @@ public struct LabStatus: Sendable, Codable, Hashable {
         self.healthy = healthy
         self.impairedResolverAddress = impairedResolverAddress
         self.impairLog = impairLog
+        self.tunnel = tunnel
     }
 }
 

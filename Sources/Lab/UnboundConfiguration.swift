@@ -5,9 +5,12 @@ struct UnboundConfiguration: Sendable, Hashable {
     var capsForID: Bool
     var qnameMinimisation: Bool
     var stateDirectory: String
+    /// Delegated to iodined (`TunnelServers`) when the lab runs the tunnel servers.
+    var tunnelDomain: String?
 
     init(config: LabConfig, stateDirectory: String) {
         domain = config.domain
+        tunnelDomain = config.tunnelDomain
         udpLimit = config.resolverUDPLimit
         capsForID = config.resolverCapsForID
         qnameMinimisation = config.qnameMinimisation
@@ -67,6 +70,9 @@ struct UnboundConfiguration: Sendable, Hashable {
         text += "stub-zone:\n"
         text += "    name: \"\(domain).\"\n"
         text += "    stub-addr: \(LabTopology.serverAddress)@\(LabTopology.dnsPort)\n"
+        if let tunnelDomain {
+            text += "stub-zone:\n    name: \"\(tunnelDomain).\"\n    stub-addr: \(TunnelServers.listenAddress)@\(LabTopology.dnsPort)\n"
+        }
         return text
     }
 

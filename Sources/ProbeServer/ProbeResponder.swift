@@ -21,9 +21,12 @@ public struct ProbeResponder: Sendable {
         public var nameServers: [(name: DNSName, ipv4: [UInt8]?)]
         public var ttl: UInt32
         public var serial: UInt32
+        /// Records the askers of leak-zone probes (kind 5); `nil` refuses them.
+        public var leakZone: LeakZone?
 
         public init(zone: DNSName, key: ProbeKey, nameServers: [(name: DNSName, ipv4: [UInt8]?)] = [],
-                    ttl: UInt32 = 0, serial: UInt32 = 1) {
+                    ttl: UInt32 = 0, serial: UInt32 = 1, leakZone: LeakZone? = nil) {
+            self.leakZone = leakZone
             self.zone = zone
             self.key = key
             self.nameServers = nameServers
@@ -34,7 +37,7 @@ public struct ProbeResponder: Sendable {
 
     /// What happened to a query: what the counters and the log record.
     public enum Disposition: String, Sendable, CaseIterable {
-        case echo, upload, download, downloadTruncated, path, pathDrain, apex, nameServer, noData, refused, formErr, notImp, dropped
+        case echo, upload, download, downloadTruncated, path, pathDrain, leak, apex, nameServer, noData, refused, formErr, notImp, dropped
     }
 
     public struct Outcome: Sendable {
@@ -60,7 +63,10 @@ public struct ProbeResponder: Sendable {
                    expire: 86400, minimum: 0)
     }
 
-    public func respond(to bytes: [UInt8]) -> Outcome {
+    public func respond(to bytes: [UInt8]) -> Outcome { respond(to: bytes, source: []) }
+
+    /// As `respond(to:)`, with the asker's address (4 or 16 bytes) for leak-zone records.
+    public func respond(to bytes: [UInt8], source: [UInt8]) -> Outcome {
         let query: DNSMessage
         do {
             query = try DNSMessage(parsing: bytes)
@@ -98,11 +104,11 @@ public struct ProbeResponder: Sendable {
         case .path:
             return path(query, question, received.meta)
         case .leak:
-            return reply(query, rcode: .refused, .refused)
+            return leak(query, question, received, source: source)
         }
     }
 
-    private func answerReply(_ query: DNSMessage, _ question: DNSQuestion, _ received: ProbeName.Received) -> Outcome {
+    func answerReply(_ query: DNSMessage, _ question: DNSQuestion, _ received: ProbeName.Received) -> Outcome {
         let data = ProbeReply(answering: received).sealed(nonce: received.meta.nonce, key: configuration.key)
         let rr = DNSResourceRecord(name: question.name, ttl: configuration.ttl, rdata: .txt([data]))
         return reply(query, answers: [rr], received.meta.kind == .echo ? .echo : .upload)

@@ -94,7 +94,7 @@ final class ResponderHandler: ChannelInboundHandler {
             return
         }
         let bytes = Array(envelope.data.readableBytesView)
-        let outcome = responder.respond(to: bytes)
+        let outcome = responder.respond(to: bytes, source: sourceKey)
         stats.withLockedValue { $0.counts[outcome.disposition, default: 0] += 1 }
         if logger.logLevel <= .trace {
             logger.trace("query", metadata: ["from": "\(source)", "bytes": "\(bytes.count)",

@@ -86,6 +86,9 @@ extension LabCommand {
         @Option(parsing: .unconditional, help: "Impair flags (see `tunnelprobe impair --help`) for a relay in front of the resolver, in one string.")
         var impair: String?
 
+        @Option(help: "Also run the tunnel servers (iodined for this domain, OpenVPN, wireguard-go) and an internet namespace with nginx.")
+        var tunnelDomain: String?
+
         @Flag(help: "Print the lab status as JSON.")
         var json = false
 
@@ -125,7 +128,8 @@ extension LabCommand {
                 // All probes reach the responder from the lab resolver alone: no per-source limit there.
                 serverCommand: [LabCLI.currentExecutable(), "serve", "--rate-limit", "0"],
                 stateRoot: lab.stateRoot,
-                impairCommand: impairCommand
+                impairCommand: impairCommand,
+                tunnelDomain: tunnelDomain
             )
             let status: LabStatus
             do {

@@ -67,7 +67,8 @@ struct ServeCommand: AsyncParsableCommand {
             ?? listen.lazy.compactMap { try? ResolverList.parse(entry: $0).0.first }
                 .first { !$0.isIPv6 && $0.bytes != [0, 0, 0, 0] }?.bytes
         let responder = ProbeResponder(configuration: .init(zone: zone, key: key,
-                                                            nameServers: ns.map { [($0, glue)] } ?? []))
+                                                            nameServers: ns.map { [($0, glue)] } ?? [],
+                                                            leakZone: LeakZone()))
         let server = ProbeServer(responder: responder, ratePerSourcePerSecond: rateLimit, threads: threads, logger: logger)
         do {
             _ = try await server.start(listen: addresses)

@@ -4,15 +4,17 @@ import ArgumentParser
 struct TunnelProbe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tunnelprobe",
-        abstract: "Measure DNS-tunnel paths: resolver scan, MTU, lab.",
+        abstract: "Measure DNS-tunnel paths: resolver scan and MTU, path quality, captures, FEC/ARQ, tunnel verification.",
         subcommands: [
             ServeCommand.self,
             ScanCommand.self,
             PathCommand.self,
-            LabCommand.self,
-            LoadgenCommand.self,
-            ReportCommand.self,
+            TraceCommand.self,
             ImpairCommand.self,
+            VerifyCommand.self,
+            LabCommand.self,
+            ReportCommand.self,
+            LoadgenCommand.self,
         ]
     )
 }

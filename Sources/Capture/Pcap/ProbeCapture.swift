@@ -1,0 +1,30 @@
+/// The BPF filter for capturing probe traffic only: UDP to or from the given resolver endpoints.
+public enum ProbeCapture {
+    /// One resolver endpoint, as the probe talks to it.
+    public struct Endpoint: Sendable, Hashable {
+        public var address: IPAddress
+        public var port: UInt16
+
+        public init(address: IPAddress, port: UInt16) {
+            self.address = address
+            self.port = port
+        }
+    }
+
+    /// `udp and ((host A and port P) or ...)`, with fragments of those hosts kept so that large
+    /// answers can be reassembled (later fragments carry no port). Endpoints are deduplicated.
+    public static func filter(for endpoints: [Endpoint]) -> String {
+        let unique = Array(Set(endpoints)).sorted { ($0.address, $0.port) < ($1.address, $1.port) }
+        guard !unique.isEmpty else { return "udp" }
+        let terms = unique.map { "(host \($0.address) and port \($0.port))" }
+        let hosts = Array(Set(unique.map(\.address))).sorted().map { "host \($0)" }
+        let fragments = "(ip[6:2] & 0x1fff != 0 and (\(hosts.joined(separator: " or "))))"
+        return "(udp and (\(terms.joined(separator: " or ")))) or \(fragments)"
+    }
+
+    /// A live capture of the probe traffic to `endpoints` on `device` ("any" by default), written to `path`.
+    public static func live(endpoints: [Endpoint], device: String = "any", writeTo path: String?,
+                            onPacket: (@Sendable (DecodedPacket) -> Void)? = nil) -> LiveCapture {
+        LiveCapture(device: device, filter: filter(for: endpoints), writeTo: path, onPacket: onPacket)
+    }
+}

@@ -1,0 +1,22 @@
+/// How `trace` matches and groups (docs/TRACE.md).
+public struct TraceOptions: Sendable, Hashable {
+    /// RFC 7680 Tmax: a query without a response within it is lost. 5 s, the common stub-resolver timeout.
+    public var tmaxNanos: Int64 = 5_000_000_000
+    /// A response up to this long after Tmax is recognised as late (still lost, RFC 7680); later ones
+    /// count as unmatched. Bounds the memory kept for lost queries.
+    public var lateWindowNanos: Int64 = 60_000_000_000
+    /// UDP/TCP ports whose traffic is DNS (either side).
+    public var dnsPorts: Set<UInt16> = [53]
+    /// BPF filter applied by libpcap while reading.
+    public var filter: String?
+    /// Labels at least this long are encoded tunnel data.
+    public var encodedLabelMin = 16
+    /// Record the per-query fates for `--export-fates`.
+    public var recordFates = false
+    /// Bounds on the number of resolvers, domains and resolver x domain x type groups kept apart.
+    public var maxResolvers = 4096
+    public var maxDomains = 2048
+    public var maxGroups = 8192
+
+    public init() {}
+}

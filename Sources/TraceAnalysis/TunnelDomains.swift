@@ -1,0 +1,74 @@
+/// Groups query names by tunnel domain. A tunnel puts its data in long encoded labels under the
+/// domain it is authoritative for, so the tunnel domain of a name is what follows its last label of
+/// at least `encodedLabelMin` characters; once seen, that suffix also claims the short names under it
+/// (polls, handshakes). Any other name falls back to its last two labels.
+///
+/// Names before the first long-labelled one of a tunnel are grouped by their last two labels: the
+/// grouping is streaming and does not look ahead.
+struct TunnelDomains {
+    let encodedLabelMin: Int
+    let maxDomains: Int
+    private(set) var names: [String] = []
+    private(set) var isTunnel: [Bool] = []
+    private var bySuffixHash: [UInt64: Int32] = [:]
+    private var tunnelSuffixes: [UInt64: Int32] = [:]
+    private var otherID: Int32?
+    static let otherName = "(other domains)"
+
+    init(encodedLabelMin: Int = 16, maxDomains: Int = 2048) {
+        self.encodedLabelMin = encodedLabelMin
+        self.maxDomains = maxDomains
+    }
+
+    /// The domain index for a scanned name; `name` is its lower-cased wire form.
+    mutating func domain(
+        scan: DNSQuestionScan, name: UnsafeMutableRawBufferPointer,
+        suffixHashes: UnsafeMutableBufferPointer<UInt64>, labelStarts: UnsafeMutableBufferPointer<Int>
+    ) -> Int32 {
+        let n = scan.labelCount
+        if n == 0 { return intern(hash: scan.nameHash, start: 0, name: name, labelStarts: labelStarts, count: 0, tunnel: false) }
+        if scan.longestLabel >= encodedLabelMin {
+            var last = -1
+            for i in 0..<n where Int(name[labelStarts[i]]) >= encodedLabelMin { last = i }
+            let start = last + 1
+            let hash = start < n ? suffixHashes[start] : DNSQuestionScan.mix(0, 0)
+            let id = intern(hash: hash, start: start, name: name, labelStarts: labelStarts, count: n, tunnel: true)
+            if tunnelSuffixes[hash] == nil, tunnelSuffixes.count < maxDomains { tunnelSuffixes[hash] = id }
+            return id
+        }
+        if !tunnelSuffixes.isEmpty {
+            for i in 0..<n {
+                if let id = tunnelSuffixes[suffixHashes[i]] { return id }
+            }
+        }
+        let start = max(0, n - 2)
+        return intern(hash: suffixHashes[start], start: start, name: name, labelStarts: labelStarts, count: n, tunnel: false)
+    }
+
+    private mutating func intern(
+        hash: UInt64, start: Int, name: UnsafeMutableRawBufferPointer, labelStarts: UnsafeMutableBufferPointer<Int>,
+        count: Int, tunnel: Bool
+    ) -> Int32 {
+        if let id = bySuffixHash[hash] {
+            if tunnel, !isTunnel[Int(id)] { isTunnel[Int(id)] = true }
+            return id
+        }
+        if names.count >= maxDomains {
+            if let otherID { return otherID }
+            otherID = Int32(names.count)
+            names.append(Self.otherName)
+            isTunnel.append(false)
+            return Int32(names.count - 1)
+        }
+        var labels: [String] = []
+        for i in start..<count {
+            let from = labelStarts[i] + 1, to = labelStarts[i + 1]
+            labels.append(String(decoding: UnsafeRawBufferPointer(rebasing: name[from..<to]), as: UTF8.self))
+        }
+        let id = Int32(names.count)
+        bySuffixHash[hash] = id
+        names.append(labels.isEmpty ? "." : labels.joined(separator: "."))
+        isTunnel.append(tunnel)
+        return id
+    }
+}

@@ -1,0 +1,264 @@
+import Foundation
+
+/// The engines `verify` can start, all real programs.
+public enum EngineKind: String, Sendable, Hashable, CaseIterable, Codable {
+    /// iodine: a TUN-native DNS tunnel (Debian `iodine`).
+    case iodine
+    /// OpenVPN in static-key point-to-point mode (Debian `openvpn`).
+    case openvpn
+    /// WireGuard in user space: wireguard-go configured with `wg` (Debian `wireguard-go`, `wireguard-tools`).
+    case wireguard
+    /// Any program given with `--engine-command`, with handshake evidence from `--handshake-pattern`.
+    case command
+}
+
+/// Flags that override or complete the profile's engine section.
+public struct EngineOverrides: Sendable, Hashable {
+    public var password: String?
+    public var passwordFile: String?
+    public var keyFile: String?
+    public var extraArguments: [String] = []
+    /// `--engine-command`: argv with `{tun}` standing for the TUN device's name.
+    public var command: [String] = []
+    /// `--handshake-pattern`: a regular expression matched against the engine's log.
+    public var handshakePattern: String?
+    public init() {}
+}
+
+/// What the engine's log or state says about the handshake so far.
+enum HandshakeState: Sendable, Hashable {
+    case pending
+    case done(evidence: String)
+    case failed(reason: String, words: String)
+}
+
+/// One engine, ready to start in a sandbox: its argv, its carrier, and how to read its progress.
+struct Engine: Sendable {
+    var kind: EngineKind
+    var program: String
+    var package: String
+    /// Where the carrier goes: these addresses are excluded from the tunnel's routes.
+    var carriers: [Endpoint]
+    /// For DNS carriers: only queries under this domain are the carrier.
+    var carrierDomain: String?
+    var handshakeMarker: String?
+    var handshakePattern: String?
+    /// Log texts that end the handshake with a named reason.
+    var failureMarkers: [(text: String, reason: String)]
+    /// Texts in the log that, if seen when the deadline passes, explain the timeout.
+    var timeoutHints: [(text: String, reason: String)]
+    var settings: Profile.EngineSettings
+    var secret: String?
+    var extraArguments: [String]
+    var commandTemplate: [String]
+    var environment: [String] = []
+
+    /// Builds the engine from the profile's section and the flags; problems name the field.
+    static func make(_ kind: EngineKind, profile: Profile, overrides: EngineOverrides) throws(ProfileError) -> Engine {
+        var settings = profile.engines[kind.rawValue] ?? Profile.EngineSettings()
+        if let value = overrides.password { settings.password = value }
+        if let value = overrides.passwordFile { settings.passwordFile = value }
+        if let value = overrides.keyFile { settings.keyFile = value }
+        let extra = settings.extraArguments + overrides.extraArguments
+        var engine = Engine(kind: kind, program: "", package: "", carriers: [], carrierDomain: nil, handshakeMarker: nil,
+                            handshakePattern: nil, failureMarkers: [], timeoutHints: [], settings: settings, secret: nil,
+                            extraArguments: extra, commandTemplate: [])
+        switch kind {
+        case .iodine:
+            engine.program = "iodine"
+            engine.package = "iodine"
+            guard let domain = profile.domain else { throw ProfileError(field: "domain", "is missing (iodine needs its tunnel domain)") }
+            guard let resolver = profile.resolvers.first else { throw ProfileError(field: "resolvers", "iodine needs a resolver") }
+            guard resolver.endpoint.port == 53 else {
+                throw ProfileError(field: "resolvers[0].address", "iodine sends to port 53 only, not \(resolver.endpoint.port)")
+            }
+            engine.carriers = [resolver.endpoint]
+            engine.carrierDomain = domain
+            engine.secret = try secret(settings, section: "iodine", field: "password")
+            engine.handshakeMarker = "Connection setup complete"
+            engine.failureMarkers = [
+                ("Bad password", "bad password"),
+                ("BADIP", "the server refused this client's address"),
+                ("BADLEN", "the server rejected the query length"),
+                ("Got SERVFAIL as reply", "the resolver could not reach the tunnel server (SERVFAIL)"),
+                ("Got NXDOMAIN as reply", "the resolver says the tunnel domain does not exist (NXDOMAIN)"),
+                ("Got REFUSED as reply", "the resolver refused the queries (REFUSED)"),
+            ]
+            engine.timeoutHints = [
+                ("Retrying version check", "resolver unreachable: no answer to the version check"),
+                ("No reply from nameserver", "resolver unreachable"),
+                ("Version ok", "handshake started but the session was never set up"),
+            ]
+        case .openvpn:
+            engine.program = "openvpn"
+            engine.package = "openvpn"
+            guard let remoteText = settings.fields["remote"] else { throw ProfileError(field: "openvpn.remote", "is missing") }
+            guard let remote = Endpoint(parsing: remoteText, defaultPort: 1194) else {
+                throw ProfileError(field: "openvpn.remote", "\"\(remoteText)\" is not ip, ip:port or [v6]:port")
+            }
+            for field in ["localAddress", "remoteAddress"] {
+                guard let value = settings.fields[field] else { throw ProfileError(field: "openvpn.\(field)", "is missing") }
+                guard IPAddress.v4Bytes(value) != nil else { throw ProfileError(field: "openvpn.\(field)", "\"\(value)\" is not an IPv4 address") }
+            }
+            guard let key = settings.keyFile else { throw ProfileError(field: "openvpn.keyFile", "is missing (the static key)") }
+            guard FileManager.default.isReadableFile(atPath: key) else { throw ProfileError(field: "openvpn.keyFile", "cannot read \(key)") }
+            if let direction = settings.fields["direction"], direction != "0", direction != "1" {
+                throw ProfileError(field: "openvpn.direction", "must be 0 or 1")
+            }
+            engine.carriers = [remote]
+            engine.handshakeMarker = "Initialization Sequence Completed"
+            engine.failureMarkers = [("Cannot load inline static key file", "the static key file is malformed")]
+            engine.timeoutHints = [
+                ("Authenticate/Decrypt packet error", "bad key: the peer's packets fail HMAC authentication"),
+                ("Connection refused", "the server port is closed"),
+            ]
+        case .wireguard:
+            engine.program = "wireguard-go"
+            engine.package = "wireguard-go"
+            guard let endpointText = settings.fields["endpoint"] else { throw ProfileError(field: "wireguard.endpoint", "is missing") }
+            guard let endpoint = Endpoint(parsing: endpointText, defaultPort: 51820) else {
+                throw ProfileError(field: "wireguard.endpoint", "\"\(endpointText)\" is not ip, ip:port or [v6]:port")
+            }
+            guard let address = settings.fields["address"], address.contains("/"),
+                  IPAddress.isLiteral(String(address.split(separator: "/")[0])) else {
+                throw ProfileError(field: "wireguard.address", "is missing or not ip/prefix")
+            }
+            guard let peer = settings.fields["peerPublicKey"], peer.count == 44, peer.hasSuffix("=") else {
+                throw ProfileError(field: "wireguard.peerPublicKey", "is missing or not a base64 key of 32 bytes")
+            }
+            guard let key = settings.keyFile else { throw ProfileError(field: "wireguard.keyFile", "is missing (the private key)") }
+            guard FileManager.default.isReadableFile(atPath: key) else { throw ProfileError(field: "wireguard.keyFile", "cannot read \(key)") }
+            engine.carriers = [endpoint]
+            engine.environment = ["LOG_LEVEL=verbose"]
+            engine.timeoutHints = [
+                ("Handshake did not complete", "no handshake response: wrong key or the peer is unreachable"),
+                ("Failed to send handshake initiation", "cannot send the handshake initiation"),
+            ]
+        case .command:
+            guard let first = overrides.command.first else {
+                throw ProfileError(field: "--engine-command", "is required with --engine command")
+            }
+            guard let pattern = overrides.handshakePattern, (try? Regex(pattern)) != nil else {
+                throw ProfileError(field: "--handshake-pattern", "is required with --engine command and must be a regular expression")
+            }
+            engine.program = first
+            engine.package = "(the engine's own package)"
+            engine.commandTemplate = overrides.command
+            engine.handshakePattern = pattern
+            engine.carriers = profile.resolvers.map(\.endpoint)
+            engine.carrierDomain = profile.domain
+        }
+        return engine
+    }
+
+    static func secret(_ settings: Profile.EngineSettings, section: String, field: String) throws(ProfileError) -> String {
+        if let password = settings.password, !password.isEmpty { return password }
+        if let file = settings.passwordFile {
+            guard let text = Host.readText(file) else { throw ProfileError(field: "\(section).passwordFile", "cannot read \(file)") }
+            let password = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !password.isEmpty else { throw ProfileError(field: "\(section).passwordFile", "\(file) is empty") }
+            return password
+        }
+        throw ProfileError(field: "\(section).\(field)", "is missing (or give \(section).passwordFile, --password, --password-file)")
+    }
+
+    /// The engine's argv inside the sandbox (after `ip netns exec`).
+    func argv(program path: String, sandbox: Sandbox) -> [String] {
+        let tun = sandbox.tunDevice
+        let env = environment.isEmpty ? [] : ["/usr/bin/env"] + environment
+        switch kind {
+        case .iodine:
+            // -r: never try raw UDP to the server, the session must go through the resolver.
+            return env + [path, "-f", "-r", "-P", secret ?? "", "-d", tun] + extraArguments
+                + [carriers[0].host, carrierDomain ?? ""]
+        case .openvpn:
+            let remote = carriers[0]
+            return env + [path, "--dev", tun, "--dev-type", "tun", "--remote", remote.host, "\(remote.port)",
+                          "--proto", remote.isIPv6 ? "udp6" : "udp", "--nobind",
+                          "--secret", settings.keyFile ?? "", settings.fields["direction"] ?? "1",
+                          "--cipher", settings.fields["cipher"] ?? "AES-256-CBC",
+                          "--ifconfig", settings.fields["localAddress"] ?? "", settings.fields["remoteAddress"] ?? "",
+                          "--ping", "1", "--verb", "3"] + extraArguments
+        case .wireguard:
+            return env + [path, "-f", tun] + extraArguments
+        case .command:
+            return env + [path] + commandTemplate.dropFirst().map { $0.replacingOccurrences(of: "{tun}", with: tun) } + extraArguments
+        }
+    }
+
+    /// Steps after launch that configure the engine from outside (wireguard-go takes its keys and
+    /// peer through `wg`).
+    func configure(sandbox: Sandbox, tools: Tools, deadline: ContinuousClock.Instant) async throws(VerifyError) {
+        guard kind == .wireguard else { return }
+        let socket = "/var/run/wireguard/\(sandbox.tunDevice).sock"
+        let clock = ContinuousClock()
+        while !Host.exists(socket) {
+            guard clock.now < deadline else { throw VerifyError(.sandboxFailed, "wireguard-go made no control socket \(socket)") }
+            try? await clock.sleep(for: .milliseconds(50))
+        }
+        let wg = try Host.require("wg", package: "wireguard-tools")
+        let endpoint = carriers[0]
+        try await Host.check([tools.ip, "netns", "exec", sandbox.namespace, wg, "set", sandbox.tunDevice,
+                              "private-key", settings.keyFile ?? "",
+                              "peer", settings.fields["peerPublicKey"] ?? "", "endpoint", endpoint.description,
+                              "allowed-ips", "0.0.0.0/0,::/0", "persistent-keepalive", settings.fields["persistentKeepalive"] ?? "1"])
+        try await Host.check([tools.ip, "-n", sandbox.namespace, "address", "replace", settings.fields["address"] ?? "", "dev", sandbox.tunDevice])
+        try await Host.check([tools.ip, "-n", sandbox.namespace, "link", "set", sandbox.tunDevice, "up"])
+    }
+
+    /// Reads the log (and for WireGuard the peer state) for handshake evidence or failure words.
+    func handshake(log: String, sandbox: Sandbox, tools: Tools) async -> HandshakeState {
+        for marker in failureMarkers {
+            if let line = log.split(whereSeparator: \.isNewline).first(where: { $0.contains(marker.text) }) {
+                return .failed(reason: marker.reason, words: String(line))
+            }
+        }
+        if let marker = handshakeMarker,
+           let line = log.split(whereSeparator: \.isNewline).first(where: { $0.contains(marker) }) {
+            return .done(evidence: String(line))
+        }
+        if let pattern = handshakePattern, let regex = try? Regex(pattern),
+           let line = log.split(whereSeparator: \.isNewline).first(where: { $0.contains(regex) }) {
+            return .done(evidence: String(line))
+        }
+        if kind == .wireguard, let wg = Host.locate("wg"),
+           let outcome = try? await Host.run([tools.ip, "netns", "exec", sandbox.namespace, wg, "show", sandbox.tunDevice, "latest-handshakes"]) {
+            for line in outcome.output.split(separator: "\n") {
+                let fields = line.split(whereSeparator: \.isWhitespace)
+                if fields.count == 2, let stamp = UInt64(fields[1]), stamp > 0 {
+                    return .done(evidence: "wg latest-handshakes \(fields[0]) \(stamp)")
+                }
+            }
+        }
+        return .pending
+    }
+
+    /// Why the handshake did not finish in time, from what the log shows.
+    func timeoutReason(log: String) -> (reason: String, words: String?) {
+        for hint in timeoutHints {
+            if let line = log.split(whereSeparator: \.isNewline).last(where: { $0.contains(hint.text) }) {
+                return (hint.reason, String(line))
+            }
+        }
+        return ("handshake timeout: no evidence of a session", Host.lastLine(log))
+    }
+
+    /// What the engine's log says about the session, as the iOS client's diagnostics list it.
+    func diagnostics(log: String) -> (resolver: String?, session: String?) {
+        let lines = log.split(whereSeparator: \.isNewline).map(String.init)
+        switch kind {
+        case .iodine:
+            let resolver = lines.first { $0.hasPrefix("Sending DNS queries for") }.flatMap { $0.split(separator: " ").last.map(String.init) }
+            let session = lines.first { $0.contains("You are user #") }.flatMap { line in
+                line.range(of: "You are user #").map { "user #" + line[$0.upperBound...] }
+            }
+            return (resolver, session)
+        case .openvpn:
+            return (carriers.first?.description, lines.first { $0.contains("Peer Connection Initiated") })
+        case .wireguard:
+            return (carriers.first?.description, nil)
+        case .command:
+            return (carriers.first?.description, nil)
+        }
+    }
+}

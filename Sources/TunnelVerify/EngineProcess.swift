@@ -1,0 +1,57 @@
+import Foundation
+import Subprocess
+import Synchronization
+
+/// A running engine, started through swift-subprocess inside the sandbox with its output in a
+/// log file. `sh -c 'exec ...'` and `ip netns exec` both exec in place, so the process
+/// swift-subprocess waits for is the engine itself and its exit status is the engine's.
+final class EngineProcess: Sendable {
+    let log: String
+    private final class StatusBox: Sendable {
+        let value = Mutex<Int32?>(nil)
+    }
+
+    private let status = StatusBox()
+
+    var exitStatus: Int32? { status.value.withLock { $0 } }
+    var logText: String { Host.readText(log) ?? "" }
+
+    init(argv: [String], log: String) {
+        self.log = log
+        let script = #"log="$1"; shift; exec "$@" </dev/null >>"$log" 2>&1"#
+        // Unstructured, so cancelling the run does not kill the engine behind the cleanup's back.
+        let runner = Task<Int32, Never>.detached {
+            var options = PlatformOptions()
+            options.createSession = true
+            do {
+                let result = try await Subprocess.run(
+                    .path("/bin/sh"),
+                    arguments: Arguments(["-c", script, "tunnelprobe-engine", log] + argv),
+                    platformOptions: options,
+                    output: .discarded,
+                    error: .discarded
+                )
+                return switch result.terminationStatus {
+                case .exited(let code): Int32(truncatingIfNeeded: code)
+                case .signaled(let signal): 128 + Int32(truncatingIfNeeded: signal)
+                }
+            } catch {
+                FileManager.default.createFile(atPath: log, contents: Data("cannot start: \(error)\n".utf8))
+                return 127
+            }
+        }
+        let holder = status
+        Task.detached {
+            let code = await runner.value
+            holder.value.withLock { $0 = code }
+        }
+    }
+
+    /// Waits (bounded) for the exit status to be collected after the engine ended.
+    func waitForExit(timeout: Duration) async -> Int32? {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while exitStatus == nil, clock.now < deadline { try? await clock.sleep(for: .milliseconds(10)) }
+        return exitStatus
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Glibc
+import Subprocess
+
+/// External programs and the few raw system calls `verify` makes, every failure a `VerifyError`.
+enum Host {
+    static var isRoot: Bool { geteuid() == 0 }
+
+    static let searchDirectories = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+
+    static func locate(_ program: String) -> String? {
+        if program.contains("/") { return access(program, X_OK) == 0 ? program : nil }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let directories = path.split(separator: ":").map(String.init) + searchDirectories
+        return directories.lazy.map { "\($0)/\(program)" }.first { access($0, X_OK) == 0 }
+    }
+
+    static func require(_ program: String, package: String) throws(VerifyError) -> String {
+        guard let path = locate(program) else {
+            throw VerifyError(.missingTool, "`\(program)` not found: install the Debian package \(package) (apt-get install \(package))")
+        }
+        return path
+    }
+
+    struct Outcome: Sendable {
+        var status: Int32
+        var output: String
+        var error: String
+    }
+
+    static func run(_ argv: [String]) async throws(VerifyError) -> Outcome {
+        do {
+            let result = try await Subprocess.run(
+                .path(.init(argv[0])),
+                arguments: Arguments(Array(argv.dropFirst())),
+                output: .string(limit: 1 << 20),
+                error: .string(limit: 1 << 20)
+            )
+            let status: Int32 = switch result.terminationStatus {
+            case .exited(let code): Int32(truncatingIfNeeded: code)
+            case .signaled(let signal): 128 + Int32(truncatingIfNeeded: signal)
+            }
+            return Outcome(status: status, output: result.standardOutput, error: result.standardError)
+        } catch {
+            throw VerifyError(.sandboxFailed, "cannot run \(argv[0]): \(error)")
+        }
+    }
+
+    /// Runs `argv`; a non-zero exit throws with its last line of stderr.
+    @discardableResult
+    static func check(_ argv: [String]) async throws(VerifyError) -> String {
+        let outcome = try await run(argv)
+        guard outcome.status == 0 else {
+            let reason = lastLine(outcome.error) ?? lastLine(outcome.output) ?? "no output"
+            throw VerifyError(.sandboxFailed, "`\(argv.joined(separator: " "))` failed with status \(outcome.status): \(reason)")
+        }
+        return outcome.output
+    }
+
+    static func lastLine(_ text: String) -> String? {
+        text.split(whereSeparator: \.isNewline).last { !$0.allSatisfy(\.isWhitespace) }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    static func lastLines(_ text: String, count: Int) -> [String] {
+        text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.suffix(count)
+    }
+
+    static func readText(_ path: String) -> String? {
+        FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    static func writeFile(_ path: String, _ text: String, mode: Int = 0o644) throws(VerifyError) {
+        let ok = FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: mode])
+        guard ok else { throw VerifyError(.sandboxFailed, "cannot write \(path)") }
+    }
+
+    /// Writes a /proc/sys value in place (no temporary file: procfs has no rename).
+    static func writeProc(_ path: String, _ value: String) throws(VerifyError) {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw VerifyError(.sandboxFailed, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let bytes = Array(value.utf8)
+        guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+            throw VerifyError(.sandboxFailed, "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    static func makeDirectory(_ path: String) throws(VerifyError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw VerifyError(.sandboxFailed, "cannot create \(path): \(error)")
+        }
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// The start time of a live process (field 22 of /proc/PID/stat), `nil` when it is gone or a zombie.
+    static func startTime(of pid: Int32) -> UInt64? {
+        guard pid > 1, let text = readText("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count >= 20, let state = fields[0].first, state != "Z", state != "X" else { return nil }
+        return UInt64(fields[19])
+    }
+
+    /// The inode that names a namespace (of a mount point or a /proc/PID/ns link).
+    static func inode(_ path: String) -> UInt64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return UInt64(info.st_ino)
+    }
+
+    /// Every process whose network namespace has this inode (what `ip netns pids` does, and it
+    /// also works after the namespace's mount point is gone).
+    static func processes(inNamespace inode: UInt64) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            Host.inode("/proc/\(pid)/ns/net") == inode && startTime(of: pid) != nil
+        }
+    }
+
+    static func signal(_ pid: Int32, _ signal: Int32) { if pid > 1 { kill(pid, signal) } }
+
+    /// SIGTERM, up to `grace` to exit, then SIGKILL.
+    static func terminate(_ pids: [Int32], grace: Duration = .seconds(1)) async {
+        func alive(_ pid: Int32) -> Bool { startTime(of: pid) != nil }
+        for pid in pids { signal(pid, SIGTERM) }
+        let clock = ContinuousClock()
+        let deadline = clock.now + grace
+        var remaining = pids.filter(alive)
+        while !remaining.isEmpty, clock.now < deadline {
+            try? await clock.sleep(for: .milliseconds(25))
+            remaining = remaining.filter(alive)
+        }
+        for pid in remaining { signal(pid, SIGKILL) }
+        let hardDeadline = clock.now + .seconds(1)
+        while !remaining.isEmpty, clock.now < hardDeadline {
+            try? await clock.sleep(for: .milliseconds(10))
+            remaining = remaining.filter(alive)
+        }
+    }
+
+    /// A counter of /sys/class/net/IFACE/statistics, read in the namespace the path was opened in.
+    static func counter(_ path: String) -> UInt64? {
+        readText(path).flatMap { UInt64($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+import Glibc
+
+/// The iOS client's profile (the contract between the app and the engine), plus the per-engine
+/// settings `verify` needs to start a real engine. Built only through `Profile.parse`, which names
+/// the field of every problem.
+public struct Profile: Sendable, Hashable {
+    public enum TunnelProtocol: String, Sendable, Hashable, CaseIterable, Codable {
+        case iodine, masterdns, dnstt, slipstream, openvpn, wireguard, custom
+        /// Carried in DNS queries to the profile's resolvers.
+        public var isDNSTunnel: Bool { [.iodine, .masterdns, .dnstt, .slipstream].contains(self) }
+    }
+
+    public struct Resolver: Sendable, Hashable, Codable {
+        public var type: String
+        public var endpoint: Endpoint
+    }
+
+    public struct MasterDNS: Sendable, Hashable, Codable {
+        public var encryptionLevel: String?
+        public var fec: FECPreset?
+        public var fecDirection: String?
+    }
+
+    /// Settings of one engine: its secret (inline or in a file), extra arguments, and the
+    /// engine-specific fields as strings (`remote`, `peerPublicKey`, ...).
+    public struct EngineSettings: Sendable, Hashable, Codable {
+        public var password: String?
+        public var passwordFile: String?
+        public var keyFile: String?
+        public var extraArguments: [String] = []
+        public var fields: [String: String] = [:]
+    }
+
+    public var version: Int
+    public var name: String
+    public var tunnelProtocol: TunnelProtocol
+    public var domain: String?
+    public var resolvers: [Resolver]
+    public var expectedExitIP: String?
+    public var masterdns: MasterDNS?
+    /// The DNS servers the tunnel hands the system (NEDNSSettings.servers); written to the
+    /// sandbox's resolv.conf.
+    public var dns: [String]
+    /// Whether the tunnel claims the default IPv6 route (the iOS client does).
+    public var claimIPv6: Bool
+    /// Settings per engine name (`iodine`, `openvpn`, `wireguard`, `command`).
+    public var engines: [String: EngineSettings]
+
+    static let fecDirections: Set<String> = ["download", "upload", "both"]
+    static let engineSections = ["iodine", "openvpn", "wireguard", "command"]
+
+    /// Parses and validates a profile document.
+    public static func parse(_ bytes: [UInt8]) throws(ProfileError) -> Profile {
+        let root = try JSONObject(JSONValue.parse(bytes), path: "")
+        guard let version = try root.integer("version") else { throw ProfileError(field: "version", "is missing") }
+        guard version == 1 else { throw ProfileError(field: "version", "\(version) is not supported (only 1)") }
+        let name = try root.requiredString("name")
+        let protocolName = try root.requiredString("protocol")
+        guard let tunnelProtocol = TunnelProtocol(rawValue: protocolName.lowercased()) else {
+            let known = TunnelProtocol.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ProfileError(field: "protocol", "\"\(protocolName)\" is not one of \(known)")
+        }
+
+        var domain: String?
+        if let text = try root.string("domain") {
+            let lowered = text.hasSuffix(".") ? String(text.lowercased().dropLast()) : text.lowercased()
+            if let problem = hostNameProblem(lowered) { throw ProfileError(field: "domain", "\"\(text)\": \(problem)") }
+            domain = lowered
+        } else if tunnelProtocol.isDNSTunnel {
+            throw ProfileError(field: "domain", "is missing (a \(tunnelProtocol.rawValue) profile needs its tunnel domain)")
+        }
+
+        var resolvers: [Resolver] = []
+        for (index, item) in (try root.array("resolvers") ?? []).enumerated() {
+            let entry = try JSONObject(item, path: "resolvers[\(index)]")
+            let type = (try entry.string("type") ?? "udp").lowercased()
+            guard type == "udp" else { throw ProfileError(field: entry.name("type"), "\"\(type)\" is not supported (only udp)") }
+            let address = try entry.requiredString("address")
+            guard let endpoint = Endpoint(parsing: address, defaultPort: 53) else {
+                throw ProfileError(field: entry.name("address"), "\"\(address)\" is not ip, ip:port or [v6]:port")
+            }
+            resolvers.append(Resolver(type: type, endpoint: endpoint))
+        }
+        if tunnelProtocol.isDNSTunnel, resolvers.isEmpty {
+            throw ProfileError(field: "resolvers", "needs at least one resolver for a \(tunnelProtocol.rawValue) profile")
+        }
+
+        var expected: String?
+        if let text = try root.string("expectedExitIP") {
+            guard IPAddress.isLiteral(text) else { throw ProfileError(field: "expectedExitIP", "\"\(text)\" is not an IP address") }
+            expected = text
+        }
+
+        var masterdns: MasterDNS?
+        if let section = try root.object("masterdns") {
+            var settings = MasterDNS()
+            settings.encryptionLevel = try section.string("encryptionLevel")
+            if let level = settings.encryptionLevel, level.isEmpty {
+                throw ProfileError(field: section.name("encryptionLevel"), "is empty")
+            }
+            if let level = try section.string("fecLevel") {
+                guard let preset = FECPreset.normalized(level) else {
+                    let known = FECPreset.presets.map(\.level).joined(separator: ", ")
+                    throw ProfileError(field: section.name("fecLevel"), "\"\(level)\" is not one of \(known)")
+                }
+                settings.fec = preset
+            }
+            if let direction = try section.string("fecDirection") {
+                guard fecDirections.contains(direction.lowercased()) else {
+                    throw ProfileError(field: section.name("fecDirection"), "\"\(direction)\" is not one of download, upload, both")
+                }
+                settings.fecDirection = direction.lowercased()
+            }
+            masterdns = settings
+        }
+
+        let dns = try root.strings("dns") ?? []
+        for (index, server) in dns.enumerated() where !IPAddress.isLiteral(server) {
+            throw ProfileError(field: "dns[\(index)]", "\"\(server)\" is not an IP address")
+        }
+        let claimIPv6 = try root.bool("claimIPv6") ?? true
+
+        var engines: [String: EngineSettings] = [:]
+        for key in engineSections {
+            guard let section = try root.object(key) else { continue }
+            var settings = EngineSettings()
+            for (field, value) in section.fields.sorted(by: { $0.key < $1.key }) {
+                switch field {
+                case "password": settings.password = try section.string(field)
+                case "passwordFile": settings.passwordFile = try section.string(field)
+                case "keyFile": settings.keyFile = try section.string(field)
+                case "extraArguments": settings.extraArguments = try section.strings(field) ?? []
+                default:
+                    switch value {
+                    case .string(let text): settings.fields[field] = text
+                    case .number(let number): settings.fields[field] = Int(exactly: number).map(String.init) ?? "\(number)"
+                    case .bool(let flag): settings.fields[field] = flag ? "true" : "false"
+                    case .null: break
+                    default: throw ProfileError(field: section.name(field), "must be a string, number or boolean, found \(value.typeName)")
+                    }
+                }
+            }
+            engines[key] = settings
+        }
+
+        return Profile(version: version, name: name, tunnelProtocol: tunnelProtocol, domain: domain, resolvers: resolvers,
+                       expectedExitIP: expected, masterdns: masterdns, dns: dns, claimIPv6: claimIPv6, engines: engines)
+    }
+
+    /// Reads and parses a profile file; an unreadable file is reported as the document's problem.
+    public static func load(path: String) throws(ProfileError) -> Profile {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ProfileError(field: "(document)", "cannot read \(path)")
+        }
+        guard data.count <= 1 << 20 else { throw ProfileError(field: "(document)", "\(path) is larger than 1 MiB") }
+        return try parse(Array(data))
+    }
+
+    /// A host name in presentation form without the trailing dot (RFC 1035 2.3.1, RFC 1123 2.1).
+    static func hostNameProblem(_ name: String) -> String? {
+        guard !name.isEmpty, name.utf8.count <= 253 else { return "must have 1 to 253 characters" }
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2 else { return "needs at least two labels" }
+        for label in labels {
+            guard (1...63).contains(label.utf8.count) else { return "every label needs 1 to 63 characters" }
+            let ok = label.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 || $0 == 95 }
+            guard ok, label.first != "-", label.last != "-" else { return "labels take letters, digits and inner hyphens" }
+        }
+        return nil
+    }
+}
+
+/// An IP address and port; IPv6 addresses are written `[v6]:port`.
+public struct Endpoint: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// `ip`, `ip:port` or `[v6]:port`; `nil` for anything else.
+    public init?(parsing text: String, defaultPort: Int) {
+        var host = text
+        var port = defaultPort
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            host = String(text[text.index(after: text.startIndex)..<close])
+            let rest = text[text.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":"), let value = Int(rest.dropFirst()) else { return nil }
+                port = value
+            }
+        } else if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
+            host = String(text[..<colon])
+            guard let value = Int(text[text.index(after: colon)...]) else { return nil }
+            port = value
+        }
+        guard IPAddress.isLiteral(host), (1...65535).contains(port) else { return nil }
+        self.host = host
+        self.port = port
+    }
+
+    public var isIPv6: Bool { host.contains(":") }
+    public var description: String { isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// IP literal checks through inet_pton, so that what is accepted is exactly what the kernel takes.
+public enum IPAddress {
+    public static func isLiteral(_ text: String) -> Bool { v4Bytes(text) != nil || v6Bytes(text) != nil }
+
+    public static func v4Bytes(_ text: String) -> [UInt8]? {
+        var address = in_addr()
+        guard inet_pton(AF_INET, text, &address) == 1 else { return nil }
+        return withUnsafeBytes(of: address) { Array($0) }
+    }
+
+    public static func v6Bytes(_ text: String) -> [UInt8]? {
+        var address = in6_addr()
+        guard inet_pton(AF_INET6, text, &address) == 1 else { return nil }
+        return withUnsafeBytes(of: address) { Array($0) }
+    }
+
+    public static func text(v4 bytes: some Collection<UInt8>) -> String { bytes.map(String.init).joined(separator: ".") }
+
+    public static func text(v6 bytes: [UInt8]) -> String {
+        guard bytes.count == 16 else { return "?" }
+        var address = in6_addr()
+        withUnsafeMutableBytes(of: &address) { $0.copyBytes(from: bytes) }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        guard inet_ntop(AF_INET6, &address, &buffer, socklen_t(INET6_ADDRSTRLEN)) != nil else { return "?" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

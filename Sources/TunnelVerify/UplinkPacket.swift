@@ -1,0 +1,138 @@
+import DNSWire
+
+/// One packet seen leaving the sandbox, decoded far enough to say what it is and where it went.
+/// Decoding is total: a frame too short for a header is kept as `other` with its length.
+public struct UplinkPacket: Sendable, Hashable, Codable {
+    public enum Class: String, Sendable, Hashable, Codable {
+        /// The tunnel's own transport (to a carrier endpoint; for DNS tunnels, a query under the tunnel domain).
+        case carrier
+        /// Link-layer upkeep: ARP, IPv6 neighbour discovery and MLD (RFC 4861, RFC 3810).
+        case linkControl
+        /// A DNS query that is not the carrier: a name resolved around the tunnel.
+        case dns
+        /// Any other IPv6 packet.
+        case ipv6
+        /// Any other IPv4 packet.
+        case ipv4
+        case other
+    }
+
+    public var atMs: Int
+    public var kind: Class
+    public var family: Int?
+    public var source: String?
+    public var destination: String?
+    public var transport: String?
+    public var sourcePort: Int?
+    public var destinationPort: Int?
+    /// For DNS: the question name and type.
+    public var query: String?
+    public var length: Int
+
+    /// A line for people: `+812 ms udp 198.19.7.2:40211 -> 198.18.0.1:53 DNS A x.leak...`.
+    public var summary: String {
+        var text = "+\(atMs) ms \(transport ?? "?")"
+        if let source { text += " " + endpoint(source, sourcePort) }
+        if let destination { text += " -> " + endpoint(destination, destinationPort) }
+        if let query { text += " DNS \(query)" }
+        return text + " (\(length) B)"
+    }
+
+    private func endpoint(_ host: String, _ port: Int?) -> String {
+        guard let port else { return host }
+        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// Decodes an Ethernet frame (the veth's link type) and classifies it against the carrier.
+    static func decode(_ frame: [UInt8], atMs: Int, carriers: [Endpoint], carrierDomain: String?) -> UplinkPacket {
+        var packet = UplinkPacket(atMs: atMs, kind: .other, length: frame.count)
+        guard frame.count >= 14 else { return packet }
+        let etherType = UInt16(frame[12]) << 8 | UInt16(frame[13])
+        let ip = Array(frame[14...])
+        var payload: ArraySlice<UInt8> = []
+        var proto: UInt8 = 0
+        switch etherType {
+        case 0x0806:
+            packet.kind = .linkControl
+            packet.transport = "arp"
+            return packet
+        case 0x0800:
+            guard ip.count >= 20, ip[0] >> 4 == 4 else { return packet }
+            let headerLength = Int(ip[0] & 0x0f) * 4
+            guard headerLength >= 20, ip.count >= headerLength else { return packet }
+            packet.family = 4
+            packet.source = IPAddress.text(v4: ip[12..<16])
+            packet.destination = IPAddress.text(v4: ip[16..<20])
+            proto = ip[9]
+            payload = ip[headerLength...]
+            packet.kind = .ipv4
+        case 0x86DD:
+            guard ip.count >= 40, ip[0] >> 4 == 6 else { return packet }
+            packet.family = 6
+            packet.source = IPAddress.text(v6: Array(ip[8..<24]))
+            packet.destination = IPAddress.text(v6: Array(ip[24..<40]))
+            proto = ip[6]
+            var offset = 40
+            // Hop-by-hop options (MLD reports carry Router Alert, RFC 2711).
+            if proto == 0, ip.count >= offset + 8 {
+                proto = ip[offset]
+                offset += (Int(ip[offset + 1]) + 1) * 8
+            }
+            payload = offset <= ip.count ? ip[offset...] : []
+            packet.kind = .ipv6
+        default:
+            packet.transport = "ethertype 0x\(String(etherType, radix: 16))"
+            return packet
+        }
+        let bytes = Array(payload)
+        switch proto {
+        case 6, 17:
+            packet.transport = proto == 6 ? "tcp" : "udp"
+            if bytes.count >= 4 {
+                packet.sourcePort = Int(bytes[0]) << 8 | Int(bytes[1])
+                packet.destinationPort = Int(bytes[2]) << 8 | Int(bytes[3])
+            }
+            if proto == 17, packet.destinationPort == 53, bytes.count > 8,
+               let message = try? DNSMessage(parsing: Array(bytes[8...])), let question = message.questions.first {
+                packet.query = "\(question.type) \(question.name)"
+            }
+        case 1:
+            packet.transport = "icmp"
+            // Destination unreachable sent back to a carrier peer (its packets reached a dead
+            // engine's port): the kernel's answer to the carrier, not traffic of its own (RFC 792).
+            if bytes.first == 3, carriers.contains(where: { $0.host == packet.destination }) {
+                packet.kind = .carrier
+                return packet
+            }
+        case 58:
+            packet.transport = "icmpv6"
+            // Router/neighbour solicitation and advertisement, redirect (RFC 4861 4), MLDv1/v2 (RFC 3810).
+            if let type = bytes.first, (133...137).contains(type) || type == 143 || (130...132).contains(type) {
+                packet.kind = .linkControl
+                return packet
+            }
+        default:
+            packet.transport = "ip proto \(proto)"
+        }
+        let isCarrier = carriers.contains { carrier in
+            carrier.host == packet.destination && carrier.port == packet.destinationPort && packet.transport == "udp"
+        }
+        if isCarrier {
+            if let domain = carrierDomain, packet.destinationPort == 53 {
+                // For a DNS tunnel only queries under its domain are the carrier; the same resolver
+                // asked for another name is a leak.
+                let name = packet.query.map { String($0.split(separator: " ").last ?? "").lowercased() } ?? ""
+                let trimmed = name.hasSuffix(".") ? String(name.dropLast()) : name
+                if trimmed == domain || trimmed.hasSuffix("." + domain) {
+                    packet.kind = .carrier
+                    return packet
+                }
+            } else {
+                packet.kind = .carrier
+                return packet
+            }
+        }
+        if packet.destinationPort == 53 || packet.destinationPort == 853 { packet.kind = .dns }
+        return packet
+    }
+}

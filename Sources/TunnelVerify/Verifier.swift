@@ -1,0 +1,551 @@
+import Foundation
+import Glibc
+public import Reports
+
+/// The checks `verify` can run after the data phase.
+public enum VerifyCheck: String, Sendable, Hashable, CaseIterable, Codable {
+    case exitIP, dnsLeak, ipv6Leak, tunnelFailure
+}
+
+public struct VerifyConfiguration: Sendable {
+    public var profile: Profile
+    public var engine: EngineKind
+    public var overrides: EngineOverrides
+    /// The endpoint answering with the caller's address; without it there is no data phase
+    /// through HTTP and no exit-IP check.
+    public var whoami: WhoamiURL?
+    /// Deadline for each phase up to the handshake.
+    public var deadline: Duration = .seconds(25)
+    public var pollInterval: Duration = .milliseconds(250)
+    public var checks: Set<VerifyCheck> = Set(VerifyCheck.allCases)
+    /// Excludes the carrier addresses from the tunnel's routes (off only to show a route loop).
+    public var excludeCarriers = true
+    /// Where the IPv6 leak probe aims (a documentation address: RFC 3849).
+    public var ipv6Target = "2001:db8:ffff::1"
+    /// The zone under which the DNS leak check makes its unique names.
+    public var leakDomain = "leak.tunnelprobe.invalid"
+    public var leakNames = 3
+    /// The responder's leak zone and its key: the unique names become kind-5 marks and the
+    /// responder's record of who asked is fetched afterwards (docs/PROTOCOL.md "Leak zone").
+    public var leakZone: LeakZoneAccess?
+    /// Resolvers allowed to ask for the leak names (the tunnel's own); any other one is a leak.
+    public var expectedResolvers: [String] = []
+    public var seed: UInt64
+    public var stateRoot = Sandbox.defaultStateRoot
+    /// The SOCKS5 port of a SOCKS-shaped engine (MasterDnsVPN): data, exit IP and the DNS leak
+    /// names go through it, names resolved by the proxy.
+    public var socks: Endpoint?
+    /// Where the uplink capture is kept (a pcap file); `nil` keeps it only for the run.
+    public var capturePath: String?
+
+    public init(profile: Profile, engine: EngineKind, overrides: EngineOverrides = EngineOverrides(), whoami: WhoamiURL?, seed: UInt64) {
+        self.profile = profile
+        self.engine = engine
+        self.overrides = overrides
+        self.whoami = whoami
+        self.seed = seed
+    }
+}
+
+/// Runs one verification: sandbox, engine, phases, checks, cleanup, report.
+public enum Verifier {
+    /// Everything that can be checked before anything is created: root, tools, the engine's
+    /// settings. Throws the one error line the CLI prints.
+    public static func preflight(_ configuration: VerifyConfiguration) throws(VerifyError) {
+        _ = try prepare(configuration)
+    }
+
+    static func prepare(_ configuration: VerifyConfiguration) throws(VerifyError) -> (Engine, Tools) {
+        let engine: Engine
+        do {
+            engine = try Engine.make(configuration.engine, profile: configuration.profile, overrides: configuration.overrides)
+        } catch {
+            throw VerifyError(.invalidProfile, error.description)
+        }
+        let tools = try Tools.locate(engine: (engine.program, engine.package))
+        if configuration.engine == .wireguard { _ = try Host.require("wg", package: "wireguard-tools") }
+        return (engine, tools)
+    }
+
+    /// Runs every phase and check. Never leaves the sandbox behind: cleanup runs on success, on
+    /// failure and on cancellation (SIGINT/SIGTERM cancel the calling task).
+    public static func run(_ configuration: VerifyConfiguration, run info: RunInfo) async throws(VerifyError) -> VerifyReport {
+        let (engine, tools) = try prepare(configuration)
+        let sandbox = Sandbox(stateRoot: configuration.stateRoot)
+        var session = VerifySession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox, info: info)
+        try await sandbox.create(dnsServers: configuration.profile.dns, tools: tools)
+        await session.execute()
+        // A fresh task: cleanup must not see the cancellation that may have ended the run.
+        await Task.detached { await sandbox.destroy(tools: tools) }.value
+        return session.report()
+    }
+}
+
+/// The state of one run while it goes through its phases.
+struct VerifySession {
+    let configuration: VerifyConfiguration
+    let engine: Engine
+    let tools: Tools
+    let sandbox: Sandbox
+    let info: RunInfo
+    let clock = ContinuousClock()
+    let origin: ContinuousClock.Instant
+
+    var phases: [VerifyReport.Phase] = []
+    var failure: VerifyReport.Failure?
+    var handshake = VerifyReport.Handshake(ok: false)
+    var exitIP: VerifyReport.ExitIP
+    var dnsLeak: VerifyReport.DNSLeak
+    var ipv6Leak: VerifyReport.Leak
+    var tunnelFailure: VerifyReport.Leak
+    var captureSummary: VerifyReport.Capture?
+    var diagnostics: VerifyReport.Diagnostics
+    var engineArgv: [String] = []
+    var handshakeAt: ContinuousClock.Instant?
+    var interrupted = false
+    var failureWindowStartMs: Int?
+    var ipv6WindowMs: ClosedRange<Int>?
+    var dnsWindowMs: ClosedRange<Int>?
+
+    init(configuration: VerifyConfiguration, engine: Engine, tools: Tools, sandbox: Sandbox, info: RunInfo) {
+        self.configuration = configuration
+        self.engine = engine
+        self.tools = tools
+        self.sandbox = sandbox
+        self.info = info
+        origin = clock.now
+        let checks = configuration.checks
+        exitIP = VerifyReport.ExitIP(url: configuration.whoami?.description, expected: configuration.profile.expectedExitIP)
+        dnsLeak = VerifyReport.DNSLeak(requested: checks.contains(.dnsLeak), servers: configuration.profile.dns, names: [],
+                                       answered: 0, evidence: [])
+        ipv6Leak = VerifyReport.Leak(requested: checks.contains(.ipv6Leak), evidence: [])
+        tunnelFailure = VerifyReport.Leak(requested: checks.contains(.tunnelFailure), evidence: [])
+        diagnostics = VerifyReport.Diagnostics(phase: "sandbox", routeLoops: [], errors: [])
+    }
+
+    var elapsedMs: Int { (clock.now - origin).milliseconds }
+
+    mutating func record(_ name: String, started: ContinuousClock.Instant, ok: Bool, detail: String? = nil) {
+        phases.append(VerifyReport.Phase(name: name, startedMs: (started - origin).milliseconds,
+                                         durationMs: (clock.now - started).milliseconds, ok: ok, detail: detail))
+        diagnostics.phase = name
+    }
+
+    mutating func fail(_ phase: String, started: ContinuousClock.Instant, reason: String, words: [String] = [], exit: Int32? = nil) {
+        record(phase, started: started, ok: false, detail: reason)
+        failure = VerifyReport.Failure(phase: phase, reason: reason, engineWords: words, exitCode: exit)
+        diagnostics.errors.append(reason)
+    }
+
+    // MARK: - phases
+
+    mutating func execute() async {
+        let capture: UplinkCapture?
+        do {
+            capture = try await UplinkCapture.start(namespacePath: sandbox.namespacePath, interface: sandbox.uplink,
+                                                    path: configuration.capturePath ?? sandbox.directory + "/uplink.pcap", origin: origin)
+        } catch {
+            capture = nil
+            diagnostics.errors.append(error.message)
+        }
+        await phases(capture: capture)
+        if let capture { await summarize(capture.stop()) }
+        // The leak verdicts come from the capture, so the checks phase is judged only now.
+        if let index = phases.lastIndex(where: { $0.name == "checks" }) { phases[index].ok = checksPassed }
+        await fillDiagnostics()
+    }
+
+    mutating func phases(capture: UplinkCapture?) async {
+        // engine started
+        var started = clock.now
+        guard let program = tools.engine else { return }
+        engineArgv = [tools.ip, "netns", "exec", sandbox.namespace] + engine.argv(program: program, sandbox: sandbox)
+        let process = EngineProcess(argv: engineArgv, log: sandbox.directory + "/engine.log")
+        let pid = await enginePID(process: process, deadline: clock.now + .seconds(2))
+        guard let pid else {
+            let code = await process.waitForExit(timeout: .milliseconds(500))
+            let log = process.logText
+            // An engine that got as far as the handshake before it exited fails there, in its own words.
+            if case .failed(let reason, let words) = await engine.handshake(log: log, sandbox: sandbox, tools: tools) {
+                record("engine", started: started, ok: true, detail: "started, exited with status \(code.map(String.init) ?? "?")")
+                fail("handshake", started: clock.now, reason: reason, words: [words] + Host.lastLines(log, count: 3), exit: code)
+                return
+            }
+            fail("engine", started: started, reason: "engine exited at start" + (code.map { " with status \($0)" } ?? ""),
+                 words: Host.lastLines(log, count: 5), exit: code)
+            return
+        }
+        await remember(pid: pid)
+        record("engine", started: started, ok: true, detail: "pid \(pid)")
+
+        // TUN up with its address
+        started = clock.now
+        let deadline = started + configuration.deadline
+        // A SOCKS-shaped engine started without `{tun}` has no TUN: the sandbox is a host that
+        // uses the proxy, and its routes stay those of the device's network.
+        let usesTUN = engine.kind != .command || engine.commandTemplate.contains { $0.contains("{tun}") } || configuration.socks == nil
+        if !usesTUN {
+            record("tun", started: started, ok: true, detail: "not used: SOCKS-shaped engine without {tun}")
+            record("routes", started: clock.now, ok: true, detail: "not changed: the engine has no TUN")
+            await handshakeAndChecks(process: process, pid: pid, capture: capture, deadline: deadline, usesTUN: false)
+            return
+        }
+        do {
+            try await engine.configure(sandbox: sandbox, tools: tools, deadline: deadline)
+        } catch {
+            fail("tun", started: started, reason: error.message, words: Host.lastLines(process.logText, count: 5))
+            return
+        }
+        var previous: String?
+        while true {
+            // Engines set the address and the netmask in separate steps, and each step drops the
+            // routes through the device: the address counts once two reads agree.
+            if let address = await sandbox.tunAddress(tools: tools) {
+                if address == previous {
+                    diagnostics.tunAddress = address
+                    break
+                }
+                previous = address
+                try? await clock.sleep(for: .milliseconds(50))
+                continue
+            }
+            if await engineEnded(process, phase: "tun", started: started) { return }
+            guard clock.now < deadline else {
+                fail("tun", started: started, reason: "the TUN got no address within \(configuration.deadline)",
+                     words: Host.lastLines(process.logText, count: 5))
+                return
+            }
+            if Task.isCancelled { interrupted = true; return }
+            try? await clock.sleep(for: configuration.pollInterval)
+        }
+        record("tun", started: started, ok: true, detail: "\(sandbox.tunDevice) \(diagnostics.tunAddress ?? "")")
+
+        // routes as a packet-tunnel client sets them, and the route-loop diagnosis
+        started = clock.now
+        let carriers = engine.carriers.map(\.host)
+        do {
+            try await sandbox.applyTunnelRoutes(carriers: carriers, excludeCarriers: configuration.excludeCarriers,
+                                                claimIPv6: configuration.profile.claimIPv6, tools: tools)
+        } catch {
+            fail("routes", started: started, reason: error.message)
+            return
+        }
+        let loops = await sandbox.routeLoops(carriers: carriers, tools: tools)
+        diagnostics.routeLoops = loops
+        guard loops.isEmpty else {
+            fail("routes", started: started,
+                 reason: "route loop: the carrier would be routed into its own tunnel (\(loops.joined(separator: ", "))); exclude the resolver/server addresses from the tunnel's routes")
+            return
+        }
+        record("routes", started: started, ok: true,
+               detail: "default via \(sandbox.tunDevice)\(configuration.profile.claimIPv6 ? " (IPv4 and IPv6)" : " (IPv4 only)"); excluded \(Set(carriers).sorted().joined(separator: ", "))")
+
+        await handshakeAndChecks(process: process, pid: pid, capture: capture, deadline: deadline, usesTUN: true)
+    }
+
+    mutating func handshakeAndChecks(process: EngineProcess, pid: Int32, capture: UplinkCapture?,
+                                     deadline: ContinuousClock.Instant, usesTUN: Bool) async {
+        let carriers = engine.carriers.map(\.host)
+        // handshake evidence
+        var started = clock.now
+        while true {
+            let log = process.logText
+            switch await engine.handshake(log: log, sandbox: sandbox, tools: tools) {
+            case .done(let evidence):
+                handshakeAt = clock.now
+                handshake = VerifyReport.Handshake(ok: true, evidence: evidence, timeMs: (clock.now - origin).milliseconds)
+                record("handshake", started: started, ok: true, detail: evidence)
+            case .failed(let reason, let words):
+                fail("handshake", started: started, reason: reason, words: [words] + Host.lastLines(log, count: 3),
+                     exit: process.exitStatus)
+                return
+            case .pending:
+                if await engineEnded(process, phase: "handshake", started: started) { return }
+                guard clock.now < deadline else {
+                    let (reason, words) = engine.timeoutReason(log: log)
+                    fail("handshake", started: started, reason: reason, words: (words.map { [$0] } ?? []) + Host.lastLines(log, count: 3))
+                    return
+                }
+                if Task.isCancelled { interrupted = true; return }
+                try? await clock.sleep(for: configuration.pollInterval)
+                continue
+            }
+            break
+        }
+
+        // Routes again, idempotently, in case the engine reconfigured the TUN during the handshake.
+        if usesTUN { do {
+            try await sandbox.applyTunnelRoutes(carriers: carriers, excludeCarriers: configuration.excludeCarriers,
+                                                claimIPv6: configuration.profile.claimIPv6, tools: tools)
+        } catch {
+            diagnostics.errors.append(error.message)
+        } }
+
+        // data through the tunnel
+        started = clock.now
+        let before = await sandbox.tunCounters()
+        if let whoami = configuration.whoami {
+            let result = if let socks = configuration.socks {
+                await SandboxProbes.httpGetViaSOCKS(url: whoami, socks: socks, namespacePath: sandbox.namespacePath, timeout: .seconds(3))
+            } else {
+                await SandboxProbes.httpGet(url: whoami, namespacePath: sandbox.namespacePath, timeout: .seconds(3))
+            }
+            let after = await sandbox.tunCounters()
+            let carried = !usesTUN || (before.flatMap { b in after.map { a in a.up > b.up && a.down > b.down } } ?? false)
+            switch result {
+            case .success(let body) where carried:
+                exitIP.observed = body.split(whereSeparator: \.isNewline).first.map(String.init)
+                let path = configuration.socks.map { "SOCKS5 \($0)" + (usesTUN ? " and \(sandbox.tunDevice)" : "") } ?? sandbox.tunDevice
+                record("data", started: started, ok: true, detail: "GET \(whoami) through \(path): \(exitIP.observed ?? "")")
+            case .success:
+                fail("data", started: started, reason: "the answer from \(whoami) did not come through the TUN: traffic goes around the tunnel")
+                return
+            case .failure(let problem):
+                fail("data", started: started, reason: "handshake done but no data: \(problem)",
+                     words: Host.lastLines(process.logText, count: 3))
+                return
+            }
+        } else {
+            record("data", started: started, ok: false, detail: "not measured: no --whoami-url")
+        }
+
+        // checks
+        started = clock.now
+        await checks(process: process, pid: pid, capture: capture)
+        record("checks", started: started, ok: checksPassed)
+    }
+
+    var checksPassed: Bool {
+        let checks = configuration.checks
+        if checks.contains(.exitIP), exitIP.ok != true { return false }
+        if checks.contains(.dnsLeak), dnsLeak.leaked != false { return false }
+        if checks.contains(.ipv6Leak), ipv6Leak.leaked != false { return false }
+        if checks.contains(.tunnelFailure), tunnelFailure.leaked != false { return false }
+        return true
+    }
+
+    /// The engine's pid once it runs inside the sandbox (the only process there).
+    func enginePID(process: EngineProcess, deadline: ContinuousClock.Instant) async -> Int32? {
+        while clock.now < deadline {
+            if process.exitStatus != nil { return nil }
+            if let outcome = try? await Host.run([tools.ip, "netns", "pids", sandbox.namespace]),
+               let pid = outcome.output.split(whereSeparator: \.isWhitespace).compactMap({ Int32($0) }).first {
+                return pid
+            }
+            try? await clock.sleep(for: .milliseconds(10))
+        }
+        return nil
+    }
+
+    func remember(pid: Int32) async {
+        guard var state = SandboxState.load(sandbox.directory) else { return }
+        state.processes.append(.init(role: "engine", pid: pid, startTime: Host.startTime(of: pid) ?? 0))
+        try? state.save(sandbox.directory)
+    }
+
+    /// Fails the phase when the engine has exited, with its status and last words.
+    mutating func engineEnded(_ process: EngineProcess, phase: String, started: ContinuousClock.Instant) async -> Bool {
+        guard let code = process.exitStatus else { return false }
+        let log = process.logText
+        if case .failed(let reason, let words) = await engine.handshake(log: log, sandbox: sandbox, tools: tools) {
+            // The engine's words say the session was refused: that is the handshake failing, even
+            // when it happens before the TUN is configured (iodine logs in first).
+            if phase != "handshake" { record(phase, started: started, ok: false, detail: "engine ended: \(reason)") }
+            fail("handshake", started: phase == "handshake" ? started : clock.now, reason: reason,
+                 words: [words] + Host.lastLines(log, count: 3), exit: code)
+        } else {
+            fail(phase, started: started, reason: "engine exited with status \(code)", words: Host.lastLines(log, count: 5), exit: code)
+        }
+        return true
+    }
+
+    // MARK: - checks
+
+    mutating func checks(process: EngineProcess, pid: Int32, capture: UplinkCapture?) async {
+        let checks = configuration.checks
+        if checks.contains(.exitIP) {
+            if configuration.whoami == nil {
+                exitIP.note = "not measured: no --whoami-url"
+            } else if let expected = exitIP.expected {
+                exitIP.ok = exitIP.observed == expected
+            } else {
+                exitIP.note = "no expectedExitIP in the profile: observed only"
+            }
+        }
+        var generator = SeededGenerator(seed: configuration.seed)
+        // DNS and IPv6 traffic go out together; the capture tells them apart afterwards.
+        let windowStart = elapsedMs
+        if checks.contains(.dnsLeak) {
+            if configuration.profile.dns.isEmpty, configuration.socks == nil {
+                dnsLeak.note = "not measured: the profile sets no DNS servers"
+            } else {
+                var names: [String] = []
+                var queries: [[UInt8]] = []
+                var marks: [[UInt8]] = []
+                for _ in 0..<configuration.leakNames {
+                    let id = UInt16(truncatingIfNeeded: generator.next())
+                    if let zone = configuration.leakZone {
+                        // Nonces come from the system CSPRNG (the protocol forbids repeats).
+                        var system = SystemRandomNumberGenerator()
+                        let nonce = (0..<8).map { _ in UInt8.random(in: 0...255, using: &system) }
+                        guard let name = zone.markName(nonce: nonce) else { continue }
+                        marks.append(nonce)
+                        names.append(name)
+                        queries.append(DNSQuery.make(id: id, name: name, type: 1))
+                    } else {
+                        let label = String((0..<16).map { _ in Array("abcdefghijklmnopqrstuvwxyz234567")[Int(generator.next() % 32)] })
+                        let name = "\(label).\(configuration.leakDomain)"
+                        names.append(name)
+                        queries.append(DNSQuery.make(id: id, name: name, type: 1))
+                    }
+                }
+                dnsLeak.names = names
+                let path = sandbox.namespacePath
+                let frozen = queries
+                let servers = configuration.profile.dns
+                let answered = await withTaskGroup(of: Int.self) { group in
+                    for server in servers {
+                        group.addTask {
+                            await SandboxProbes.dnsQueries(frozen, server: server, namespacePath: path, wait: .milliseconds(1500)).count
+                        }
+                    }
+                    var total = 0
+                    for await count in group { total += count }
+                    return total
+                }
+                dnsLeak.answered = answered
+                if let socks = configuration.socks {
+                    // A SOCKS-shaped engine must resolve names remotely: any local query is a leak.
+                    _ = await SandboxProbes.socksResolve(names: names, socks: socks, namespacePath: path, timeout: .seconds(2))
+                }
+                if let zone = configuration.leakZone, let server = servers.first {
+                    dnsLeak.resolversSeen = await zone.fetch(marks: marks, server: server, namespacePath: path, generator: &generator)
+                }
+            }
+        }
+        if checks.contains(.ipv6Leak) {
+            await SandboxProbes.poke(host: configuration.ipv6Target, port: 443, namespacePath: sandbox.namespacePath, wait: .milliseconds(300))
+        }
+        let windowEnd = elapsedMs
+        dnsWindowMs = windowStart...windowEnd
+        ipv6WindowMs = windowStart...windowEnd
+
+        if checks.contains(.tunnelFailure) {
+            // The engine dies; an app keeps talking. Whatever leaves the uplink now escaped.
+            failureWindowStartMs = elapsedMs
+            Host.signal(pid, SIGKILL)
+            _ = await process.waitForExit(timeout: .seconds(1))
+            try? await clock.sleep(for: .milliseconds(100))
+            if let whoami = configuration.whoami {
+                await SandboxProbes.poke(host: whoami.host, port: whoami.port, namespacePath: sandbox.namespacePath, wait: .milliseconds(300))
+            }
+            if let server = configuration.profile.dns.first {
+                let query = DNSQuery.make(id: UInt16(truncatingIfNeeded: generator.next()),
+                                      name: "failure\(generator.next() % 1_000_000).\(configuration.leakDomain)", type: 1)
+                _ = await SandboxProbes.dnsQueries([query], server: server, namespacePath: sandbox.namespacePath, wait: .milliseconds(300))
+            }
+            await SandboxProbes.poke(host: configuration.ipv6Target, port: 443, namespacePath: sandbox.namespacePath, wait: .milliseconds(100))
+        }
+        if capture == nil {
+            for note in ["not measured: no uplink capture"] {
+                if dnsLeak.requested, dnsLeak.note == nil { dnsLeak.note = note }
+                if ipv6Leak.requested { ipv6Leak.note = note }
+                if tunnelFailure.requested { tunnelFailure.note = note }
+            }
+        }
+    }
+
+    /// Classifies every captured frame and decides the leak checks from the wire.
+    mutating func summarize(_ frames: [UplinkCapture.Frame]) {
+        let packets = frames.map {
+            UplinkPacket.decode($0.bytes, atMs: $0.offset.milliseconds, carriers: engine.carriers, carrierDomain: engine.carrierDomain)
+        }
+        let nonCarrier = packets.filter { $0.kind != .carrier && $0.kind != .linkControl }
+        captureSummary = VerifyReport.Capture(
+            interface: sandbox.uplink, file: configuration.capturePath, packets: packets.count, carrier: packets.filter { $0.kind == .carrier }.count,
+            linkControl: packets.filter { $0.kind == .linkControl }.count, nonCarrier: nonCarrier)
+        let failureStart = failureWindowStartMs ?? Int.max
+        if dnsLeak.requested, dnsLeak.note == nil, let window = dnsWindowMs {
+            dnsLeak.evidence = nonCarrier.filter { $0.kind == .dns && $0.atMs >= window.lowerBound && $0.atMs < failureStart }
+            // The leak zone's record names the resolvers that asked; one outside the expected set
+            // leaked even when its query left through the tunnel's carrier resolver.
+            let unexpected = configuration.expectedResolvers.isEmpty ? []
+                : (dnsLeak.resolversSeen ?? []).filter { !configuration.expectedResolvers.contains($0) }
+            dnsLeak.unexpectedResolvers = unexpected
+            dnsLeak.leaked = !dnsLeak.evidence.isEmpty || !unexpected.isEmpty
+        }
+        if ipv6Leak.requested, ipv6Leak.note == nil, ipv6WindowMs != nil {
+            ipv6Leak.evidence = nonCarrier.filter { $0.family == 6 && $0.atMs < failureStart }
+            ipv6Leak.leaked = !ipv6Leak.evidence.isEmpty
+        }
+        if tunnelFailure.requested, tunnelFailure.note == nil {
+            if let start = failureWindowStartMs {
+                tunnelFailure.evidence = nonCarrier.filter { $0.atMs >= start }
+                tunnelFailure.leaked = !tunnelFailure.evidence.isEmpty
+            } else {
+                tunnelFailure.note = "not measured: the run ended before the check (see failure)"
+            }
+        }
+        if dnsLeak.requested, dnsLeak.leaked == nil, dnsLeak.note == nil { dnsLeak.note = "not measured: the run ended before the check" }
+        if ipv6Leak.requested, ipv6Leak.leaked == nil, ipv6Leak.note == nil { ipv6Leak.note = "not measured: the run ended before the check" }
+    }
+
+    mutating func fillDiagnostics() async {
+        let log = Host.readText(sandbox.directory + "/engine.log") ?? ""
+        let found = engine.diagnostics(log: log)
+        diagnostics.selectedResolver = found.resolver
+        diagnostics.session = found.session
+        if let counters = await sandbox.tunCounters() {
+            diagnostics.tunPacketsUp = counters.up
+            diagnostics.tunPacketsDown = counters.down
+        }
+        if Task.isCancelled { interrupted = true }
+    }
+
+    func report() -> VerifyReport {
+        let end = elapsedMs
+        var run = info
+        run.finishedAt = ReportWriter.timestamp()
+        run.complete = !interrupted
+        if interrupted, run.interruption == nil { run.interruption = "interrupted" }
+        let verdict = interrupted ? "incomplete" : (failure == nil && checksPassed ? "pass" : "fail")
+        let redacted = engineArgv.enumerated().map { index, word in
+            index > 0 && engineArgv[index - 1] == "-P" ? "********" : word
+        }
+        return VerifyReport(
+            run: run, profile: configuration.profile.name, engine: configuration.engine.rawValue, engineCommand: redacted,
+            sandbox: sandbox.namespace, phases: phases, failure: failure, handshake: handshake, exitIP: exitIP,
+            dnsLeak: dnsLeak, ipv6Leak: ipv6Leak, tunnelFailure: tunnelFailure, capture: captureSummary,
+            diagnostics: diagnostics,
+            timing: VerifyReport.Timing(startToVerdictMs: end, handshakeMs: handshake.timeMs,
+                                        afterHandshakeMs: handshakeAt.map { (clock.now - $0).milliseconds }),
+            verdict: verdict)
+    }
+}
+
+/// SplitMix64 (Steele, Lea, Flood 2014): the seeded source of every random name a run makes.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A recursive query with one question (RFC 1035 4.1), built with DNSWire.
+enum DNSQuery {
+    static func make(id: UInt16, name: String, type: UInt16) -> [UInt8] {
+        var bytes: [UInt8] = [UInt8(id >> 8), UInt8(id & 0xff), 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]
+        for label in name.split(separator: ".") {
+            let utf8 = Array(label.utf8.prefix(63))
+            bytes.append(UInt8(utf8.count))
+            bytes += utf8
+        }
+        bytes += [0, UInt8(type >> 8), UInt8(type & 0xff), 0, 1]
+        return bytes
+    }
+}

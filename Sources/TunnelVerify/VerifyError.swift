@@ -1,0 +1,43 @@
+/// Why `verify` could not run at all (as opposed to a check that failed, which is a verdict).
+/// `message` is one line naming what failed and where, so the CLI prints it as is.
+public struct VerifyError: Error, CustomStringConvertible, Sendable, Hashable {
+    public enum Code: String, Sendable, Hashable, Codable {
+        /// The profile or a flag is malformed; the message names the field.
+        case invalidProfile
+        /// A program the engine or the sandbox needs is not installed.
+        case missingTool
+        /// Namespaces, veths, nftables and TUN devices need root (CAP_NET_ADMIN).
+        case notRoot
+        /// Building or removing the sandbox failed (an `ip`/`nft` command, a file).
+        case sandboxFailed
+        /// The run was interrupted (SIGINT/SIGTERM).
+        case interrupted
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+
+    public var description: String { message }
+
+    /// Equal by code, so a test can name the error it expects.
+    public static func == (lhs: VerifyError, rhs: VerifyError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}
+
+/// A profile field that is missing or malformed: `field` is its JSON path (`resolvers[0].address`).
+public struct ProfileError: Error, CustomStringConvertible, Sendable, Hashable {
+    public var field: String
+    public var reason: String
+
+    public init(field: String, _ reason: String) {
+        self.field = field
+        self.reason = reason
+    }
+
+    public var description: String { "profile field \(field): \(reason)" }
+}

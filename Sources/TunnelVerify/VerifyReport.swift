@@ -1,0 +1,162 @@
+public import Reports
+
+/// `verify.json` (`"schema": "tunnelprobe.verify/1"`). A check that did not run has `leaked: null`
+/// (or `ok: null`) and says why in `note`: nothing here is a number that nothing measured.
+public struct VerifyReport: Codable, Sendable {
+    public struct Phase: Codable, Sendable, Hashable {
+        public var name: String
+        /// Milliseconds after the run started.
+        public var startedMs: Int
+        public var durationMs: Int
+        public var ok: Bool
+        public var detail: String?
+    }
+
+    public struct Failure: Codable, Sendable, Hashable {
+        public var phase: String
+        public var reason: String
+        /// The engine's own last words (log lines), when it said something.
+        public var engineWords: [String]
+        public var exitCode: Int32?
+    }
+
+    public struct Handshake: Codable, Sendable, Hashable {
+        public var ok: Bool
+        public var evidence: String?
+        /// Milliseconds from the engine's start to the evidence.
+        public var timeMs: Int?
+    }
+
+    public struct ExitIP: Codable, Sendable, Hashable {
+        public var url: String?
+        public var observed: String?
+        public var expected: String?
+        /// `null` when not measured or when no address is expected.
+        public var ok: Bool?
+        public var note: String?
+    }
+
+    public struct Leak: Codable, Sendable, Hashable {
+        public var requested: Bool
+        /// `null` when the check did not run (see `note`).
+        public var leaked: Bool?
+        /// The packets that went around the tunnel, itemized.
+        public var evidence: [UplinkPacket]
+        public var note: String?
+    }
+
+    public struct DNSLeak: Codable, Sendable, Hashable {
+        public var requested: Bool
+        public var leaked: Bool?
+        public var servers: [String]
+        public var names: [String]
+        public var answered: Int
+        /// Uplink packets that are DNS queries outside the carrier.
+        public var evidence: [UplinkPacket]
+        /// Resolvers the responder's leak zone saw asking for the unique names (when available).
+        public var resolversSeen: [String]?
+        /// Resolvers seen that are not among `--expected-resolver`.
+        public var unexpectedResolvers: [String]?
+        public var note: String?
+    }
+
+    public struct Capture: Codable, Sendable, Hashable {
+        public var interface: String
+        /// The pcap file of every frame that left the sandbox, when kept.
+        public var file: String?
+        public var packets: Int
+        public var carrier: Int
+        public var linkControl: Int
+        /// Every packet that is neither the carrier nor link upkeep.
+        public var nonCarrier: [UplinkPacket]
+    }
+
+    public struct Diagnostics: Codable, Sendable, Hashable {
+        public var phase: String
+        public var selectedResolver: String?
+        public var session: String?
+        public var tunAddress: String?
+        /// Packets the TUN carried towards the engine / back from it (/proc/net/dev).
+        public var tunPacketsUp: UInt64?
+        public var tunPacketsDown: UInt64?
+        public var routeLoops: [String]
+        public var errors: [String]
+    }
+
+    public struct Timing: Codable, Sendable, Hashable {
+        public var startToVerdictMs: Int
+        public var handshakeMs: Int?
+        /// From the handshake evidence to the verdict: the data phase and every check.
+        public var afterHandshakeMs: Int?
+    }
+
+    public var schema = "tunnelprobe.verify/1"
+    public var run: RunInfo
+    public var profile: String
+    public var engine: String
+    public var engineCommand: [String]
+    public var sandbox: String
+    public var phases: [Phase]
+    public var failure: Failure?
+    public var handshake: Handshake
+    public var exitIP: ExitIP
+    public var dnsLeak: DNSLeak
+    public var ipv6Leak: Leak
+    public var tunnelFailure: Leak
+    public var capture: Capture?
+    public var diagnostics: Diagnostics
+    public var timing: Timing
+    /// `pass` only when every requested check passed; `fail` otherwise; `incomplete` when interrupted.
+    public var verdict: String
+}
+
+// The fields a reader looks for are written even when nothing was measured: `null`, with `note`
+// saying why (JSONEncoder would leave them out).
+extension VerifyReport.ExitIP {
+    enum CodingKeys: String, CodingKey { case url, observed, expected, ok, note }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(url, forKey: .url)
+        try c.encode(observed, forKey: .observed)
+        try c.encode(expected, forKey: .expected)
+        try c.encode(ok, forKey: .ok)
+        try c.encodeIfPresent(note, forKey: .note)
+    }
+}
+
+extension VerifyReport.Leak {
+    enum CodingKeys: String, CodingKey { case requested, leaked, evidence, note }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(requested, forKey: .requested)
+        try c.encode(leaked, forKey: .leaked)
+        try c.encode(evidence, forKey: .evidence)
+        try c.encodeIfPresent(note, forKey: .note)
+    }
+}
+
+extension VerifyReport.DNSLeak {
+    enum CodingKeys: String, CodingKey { case requested, leaked, servers, names, answered, evidence, resolversSeen, unexpectedResolvers, note }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(requested, forKey: .requested)
+        try c.encode(leaked, forKey: .leaked)
+        try c.encode(servers, forKey: .servers)
+        try c.encode(names, forKey: .names)
+        try c.encode(answered, forKey: .answered)
+        try c.encode(evidence, forKey: .evidence)
+        try c.encode(resolversSeen, forKey: .resolversSeen)
+        try c.encodeIfPresent(unexpectedResolvers, forKey: .unexpectedResolvers)
+        try c.encodeIfPresent(note, forKey: .note)
+    }
+}
+
+extension VerifyReport.Handshake {
+    enum CodingKeys: String, CodingKey { case ok, evidence, timeMs }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(ok, forKey: .ok)
+        try c.encode(evidence, forKey: .evidence)
+        try c.encode(timeMs, forKey: .timeMs)
+    }
+}

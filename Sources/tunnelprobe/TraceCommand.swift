@@ -1,0 +1,142 @@
+import ArgumentParser
+import Capture
+import Crypto
+import Foundation
+import Reports
+import Synchronization
+import TraceAnalysis
+
+struct TraceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trace",
+        abstract: "Analyse DNS in captures: answered, lost, late, duplicated, reordered, RTT per resolver and tunnel domain.",
+        discussion: """
+        Reads pcap and pcapng files (tcpdump, Wireshark, `scan --capture`) through libpcap, matches each
+        query with its response and writes trace.json and trace.md into reports/<run-id>/ (docs/TRACE.md).
+        Files are read in the order given, as one capture. A cut or corrupt file is analysed up to the
+        bad record; the report is then marked incomplete and the exit code is 66.
+
+        Example:
+          tunnelprobe trace hotspot.pcap --tmax 5 --export-fates hotspot.fates.json
+        """
+    )
+
+    @Argument(help: "Capture files (pcap or pcapng).")
+    var files: [String]
+
+    @Option(help: "BPF filter applied while reading (libpcap syntax).")
+    var filter: String?
+
+    @Option(help: "Seconds a query waits for its response before it counts as lost (RFC 7680 Tmax).")
+    var tmax: Double = 5
+
+    @Option(help: "Seconds after Tmax in which a response still counts as late rather than unmatched.")
+    var lateWindow: Double = 60
+
+    @Option(name: .customLong("dns-port"), help: "UDP/TCP port carrying DNS (repeatable; default 53).")
+    var dnsPorts: [Int] = []
+
+    @Option(help: "Labels at least this long are encoded tunnel data (tunnel-domain grouping).")
+    var encodedLabelMin: Int = 16
+
+    @Option(help: "Write the per-query fates (docs/FATES.md) to this file.")
+    var exportFates: String?
+
+    @Option(help: "Recorded in the report (default: host name).")
+    var vantage: String?
+
+    @Option(help: "Report directory (default reports/<run-id>).")
+    var out: String?
+
+    @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("give at least one capture file") }
+        guard tmax > 0, tmax <= 3600 else { throw ValidationError("--tmax must be in (0, 3600] seconds") }
+        guard lateWindow >= 0, lateWindow <= 86_400 else { throw ValidationError("--late-window must be in [0, 86400] seconds") }
+        guard dnsPorts.allSatisfy({ (1...65_535).contains($0) }) else { throw ValidationError("--dns-port must be 1...65535") }
+        guard (1...63).contains(encodedLabelMin) else { throw ValidationError("--encoded-label-min must be 1...63") }
+    }
+
+    func run() throws {
+        let started = Date()
+        var options = TraceOptions()
+        options.tmaxNanos = Int64(tmax * 1e9)
+        options.lateWindowNanos = Int64(lateWindow * 1e9)
+        if !dnsPorts.isEmpty { options.dnsPorts = Set(dnsPorts.map { UInt16($0) }) }
+        options.filter = filter
+        options.encodedLabelMin = encodedLabelMin
+        options.recordFates = exportFates != nil
+        let analyzer = TraceAnalyzer(options: options)
+
+        let interruption = Mutex<String?>(nil)
+        let trap = SignalTrap { sig in interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" } }
+        var summaries: [TraceReport.File] = []
+        var readError: String?
+        for path in files {
+            let summary: TraceReport.File
+            do {
+                summary = try analyzer.read(path: path, stop: { interruption.withLock { $0 != nil } })
+            } catch {
+                trap.release()
+                throw fail("\(error)", Exit.badInput)
+            }
+            summaries.append(summary)
+            if let reason = summary.error {
+                readError = "\(path): \(reason)" + (summary.errorOffset.map { " (at byte offset \($0))" } ?? "")
+                break
+            }
+            if interruption.withLock({ $0 != nil }) { break }
+        }
+        trap.release()
+        analyzer.finish()
+
+        let signal = interruption.withLock { $0 }
+        let finished = Date()
+        let runID = ReportWriter.runID(kind: "trace", date: started)
+        let run = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: vantage ?? hostName(),
+                          seed: 0, startedAt: ReportWriter.timestamp(started), finishedAt: ReportWriter.timestamp(finished),
+                          complete: signal == nil && readError == nil, interruption: signal ?? readError)
+        let document = analyzer.report(run: run, files: summaries)
+        let directory = out ?? "reports/\(runID)"
+        var outputs = [("trace.json", try ReportWriter.json(document)), ("trace.md", document.markdown())]
+        if let exportFates {
+            let hash = files.count == 1 ? Self.sha256(files[0]) : nil
+            let fates = analyzer.fateTrace(source: .init(
+                kind: "trace", description: "trace of \(files.joined(separator: ", ")), Tmax \(tmax) s",
+                file: files.count == 1 ? files[0] : nil, sha256: hash))
+            if fates.streams.isEmpty {
+                printErr("tunnelprobe: no queries in the capture, no fates written to \(exportFates)")
+            } else {
+                do {
+                    try fates.validate(path: exportFates)
+                    let json = try ReportWriter.json(fates)
+                    try Data(json.utf8).write(to: URL(fileURLWithPath: exportFates))
+                } catch {
+                    throw fail("--export-fates \(exportFates): \(error)", Exit.environment)
+                }
+            }
+        }
+        do {
+            try ReportWriter.write(outputs, to: directory)
+        } catch {
+            throw fail("\(error)", Exit.environment)
+        }
+        outputs.removeAll()
+        if common.json {
+            print(try ReportWriter.json(document), terminator: "")
+        } else if !common.quiet {
+            print(document.summaryLine(directory: directory))
+        }
+        if signal != nil { throw Exit.interrupted }
+        if let readError { throw fail(readError, Exit.badInput) }
+    }
+
+    private static func sha256(_ path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+}

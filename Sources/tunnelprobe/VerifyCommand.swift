@@ -1,0 +1,208 @@
+import ArgumentParser
+import DNSWire
+import Foundation
+import ProbeProtocol
+import Reports
+import Synchronization
+import TunnelVerify
+
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Start a real tunnel engine over TUN in a sandbox and check handshake, exit IP and leaks.",
+        discussion: """
+        Creates its own network namespace joined to this one by a veth pair with NAT, starts the \
+        engine there, and goes through the phases engine -> tun -> routes -> handshake -> data -> \
+        checks, each with a deadline. The uplink is captured with libpcap: every packet that is not \
+        the tunnel's carrier is itemized. Everything is removed afterwards (also on SIGINT/SIGTERM); \
+        `verify --cleanup` removes what a hard-killed run left. Writes verify.json and verify.md.
+
+        Example (in the lab: tunnelprobe lab up --tunnel-domain t.lab.test):
+          tunnelprobe lab exec -- tunnelprobe verify --profile family.json \\
+            --whoami-url http://198.18.2.2/ --password-file /run/tunnelprobe/labs/default/iodine.password
+        """
+    )
+
+    @Option(help: "The iOS client's profile JSON.")
+    var profile: String?
+
+    @Option(help: "Engine: iodine (default), openvpn, wireguard, command.")
+    var engine: String?
+
+    @Option(help: "Engine password (iodine); prefer --password-file.")
+    var password: String?
+
+    @Option(help: "File holding the engine password.")
+    var passwordFile: String?
+
+    @Option(help: "Key file: OpenVPN static key or WireGuard private key.")
+    var keyFile: String?
+
+    @Option(name: .customLong("engine-arg"), help: "Extra argument for the engine (repeatable).")
+    var engineArguments: [String] = []
+
+    @Option(help: "With --engine command: the engine's command line; {tun} stands for the TUN device.")
+    var engineCommand: String?
+
+    @Option(help: "With --engine command: a regular expression whose match in the engine's log is handshake evidence.")
+    var handshakePattern: String?
+
+    @Option(help: "HTTP endpoint (http://IP[:port]/path) that answers with the caller's address.")
+    var whoamiURL: String?
+
+    @Option(help: "Seconds each phase up to the handshake may take.")
+    var deadline: Double = 25
+
+    @Option(help: "Checks to run, comma-separated: exitIP,dnsLeak,ipv6Leak,tunnelFailure (default all).")
+    var checks: String?
+
+    @Flag(help: "Leave the carrier addresses inside the tunnel's routes (to demonstrate a route loop).")
+    var noCarrierExclusion = false
+
+    @Option(help: "Zone under which the DNS leak check makes unique names.")
+    var leakDomain: String = "leak.tunnelprobe.invalid"
+
+    @Option(help: "SOCKS5 port of a SOCKS-shaped engine inside the sandbox (host:port): data, exit IP and leak names go through it.")
+    var socks: String?
+
+    @Option(help: "The responder's zone whose leak zone records which resolver asked (needs --leak-key-file).")
+    var leakZone: String?
+
+    @Option(help: "The responder's key file, for --leak-zone.")
+    var leakKeyFile: String?
+
+    @Option(name: .customLong("expected-resolver"), help: "A resolver allowed to ask for the leak names (repeatable); any other is a leak.")
+    var expectedResolvers: [String] = []
+
+    @Flag(help: "Remove every sandbox a killed run left behind, then exit.")
+    var cleanup = false
+
+    @Option(help: "Seed for the random names; random when absent, always reported.")
+    var seed: UInt64?
+
+    @Option(help: "Report directory (default reports/<run-id>).")
+    var out: String?
+
+    @Option(help: "Directory of the sandboxes' state (for --cleanup).")
+    var stateRoot: String = "/run/tunnelprobe/verify"
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        if cleanup {
+            do {
+                for line in try await Sandbox.cleanup(stateRoot: stateRoot) where !common.quiet { print(line) }
+            } catch {
+                throw fail(error.message, error.code == .notRoot ? Exit.noPermission : Exit.environment)
+            }
+            return
+        }
+        guard let profilePath = profile else { throw fail("--profile is required", .validationFailure) }
+        let parsed: Profile
+        do { parsed = try Profile.load(path: profilePath) } catch { throw fail("\(profilePath): \(error)", Exit.badInput) }
+        let kind: EngineKind
+        if let engine {
+            guard let value = EngineKind(rawValue: engine) else {
+                throw fail("--engine \(engine): use iodine, openvpn, wireguard or command", .validationFailure)
+            }
+            kind = value
+        } else {
+            kind = EngineKind(rawValue: parsed.tunnelProtocol.rawValue) ?? .iodine
+        }
+        var whoami: WhoamiURL?
+        if let whoamiURL {
+            guard let url = WhoamiURL(whoamiURL) else { throw fail("--whoami-url \(whoamiURL): use http://IP[:port]/path", .validationFailure) }
+            whoami = url
+        }
+        var overrides = EngineOverrides()
+        overrides.password = password
+        overrides.passwordFile = passwordFile
+        overrides.keyFile = keyFile
+        overrides.extraArguments = engineArguments
+        overrides.command = engineCommand.map { $0.split(separator: " ").map(String.init) } ?? []
+        overrides.handshakePattern = handshakePattern
+        let seed = seed ?? UInt64.random(in: 0...UInt64.max)
+        var configuration = VerifyConfiguration(profile: parsed, engine: kind, overrides: overrides, whoami: whoami, seed: seed)
+        guard deadline > 0, deadline <= 600 else { throw fail("--deadline must be in (0, 600] seconds", .validationFailure) }
+        configuration.deadline = .milliseconds(Int64(deadline * 1000))
+        configuration.excludeCarriers = !noCarrierExclusion
+        configuration.leakDomain = leakDomain
+        configuration.stateRoot = stateRoot
+        configuration.expectedResolvers = expectedResolvers
+        if let socks {
+            guard let endpoint = Endpoint(parsing: socks, defaultPort: 1080) else { throw fail("--socks \(socks): use ip:port", .validationFailure) }
+            configuration.socks = endpoint
+        }
+        if let leakZone {
+            guard let leakKeyFile else { throw fail("--leak-zone needs --leak-key-file", .validationFailure) }
+            let zone: DNSName
+            do { zone = try DNSName(leakZone) } catch { throw fail("--leak-zone \(leakZone): \(error)", .validationFailure) }
+            let key: ProbeKey
+            do { key = try ProbeKey.load(path: leakKeyFile) } catch { throw fail("\(error)", Exit.badInput) }
+            configuration.leakZone = LeakZoneAccess(zone: zone, key: key)
+        }
+        if let checks {
+            var set = Set<VerifyCheck>()
+            for name in checks.split(separator: ",") {
+                guard let check = VerifyCheck(rawValue: String(name)) else {
+                    throw fail("--checks \(name): use exitIP, dnsLeak, ipv6Leak, tunnelFailure", .validationFailure)
+                }
+                set.insert(check)
+            }
+            configuration.checks = set
+        }
+        do {
+            try Verifier.preflight(configuration)
+        } catch {
+            let code: ExitCode = switch error.code {
+            case .notRoot: Exit.noPermission
+            case .invalidProfile: Exit.badInput
+            default: Exit.environment
+            }
+            throw fail(error.message, code)
+        }
+
+        let started = Date()
+        let runID = ReportWriter.runID(kind: "verify", date: started)
+        let info = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: hostName(), seed: seed,
+                           startedAt: ReportWriter.timestamp(started))
+        let directory = out ?? "reports/\(runID)"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            configuration.capturePath = URL(fileURLWithPath: directory).standardizedFileURL.path + "/uplink.pcap"
+        } catch {
+            throw fail("cannot create \(directory): \(error)", Exit.environment)
+        }
+        let frozen = configuration
+        let interruption = Mutex<String?>(nil)
+        let task = Task { () throws(VerifyError) -> VerifyReport in try await Verifier.run(frozen, run: info) }
+        let trap = SignalTrap { sig in
+            interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" }
+            task.cancel()
+        }
+        let result = await task.result
+        trap.release()
+        var report: VerifyReport
+        switch result {
+        case .success(let value): report = value
+        case .failure(let error): throw fail("\(error)", Exit.environment)
+        }
+        if let reason = interruption.withLock({ $0 }) {
+            report.run.interruption = reason
+            report.run.complete = false
+            report.verdict = "incomplete"
+        }
+        do {
+            try ReportWriter.write([("verify.json", try ReportWriter.json(report)), ("verify.md", report.markdown())], to: directory)
+        } catch {
+            throw fail("\(error)", Exit.environment)
+        }
+        if common.json {
+            print(try ReportWriter.json(report), terminator: "")
+        } else if !common.quiet {
+            print(report.summaryLine + "\nreport: \(directory)/verify.md")
+        }
+        if interruption.withLock({ $0 }) != nil { throw Exit.interrupted }
+        if report.verdict != "pass" { throw Exit.checksFailed }
+    }
+}

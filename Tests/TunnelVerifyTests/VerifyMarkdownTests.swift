@@ -1,0 +1,55 @@
+import Foundation
+import Reports
+import Testing
+@testable import TunnelVerify
+
+struct VerifyMarkdownTests {
+    static func sample() -> VerifyReport {
+        let run = RunInfo(id: "20261121-120000-verify-0001", version: "0.1.0", commandLine: ["tunnelprobe", "verify"],
+                          vantage: "lab", seed: 7, startedAt: "2026-11-21T12:00:00Z", finishedAt: "2026-11-21T12:00:10Z")
+        let leak = UplinkPacket(atMs: 9281, kind: .dns, family: 4, source: "198.19.3.138", destination: "198.18.0.1",
+                                transport: "udp", sourcePort: 38596, destinationPort: 53,
+                                query: "A bh6lzafviwb6aki3.leak.tunnelprobe.invalid", length: 101)
+        return VerifyReport(
+            run: run, profile: "lab iodine", engine: "iodine", engineCommand: ["iodine", "-P", "********"], sandbox: "tpv-abc123",
+            phases: [
+                .init(name: "engine", startedMs: 80, durationMs: 20, ok: true, detail: "pid 100"),
+                .init(name: "tun", startedMs: 100, durationMs: 60, ok: true, detail: "tpv-abc123-t 198.18.8.2/24"),
+                .init(name: "routes", startedMs: 160, durationMs: 10, ok: true, detail: "default via tpv-abc123-t (IPv4 and IPv6); excluded 198.18.0.1"),
+                .init(name: "handshake", startedMs: 170, durationMs: 9000, ok: true, detail: "Connection setup complete, transmitting data."),
+                .init(name: "data", startedMs: 9170, durationMs: 30, ok: true, detail: "GET http://198.18.2.2:80/ through tpv-abc123-t: 198.18.2.1"),
+                .init(name: "checks", startedMs: 9200, durationMs: 600, ok: false),
+            ],
+            failure: nil,
+            handshake: .init(ok: true, evidence: "Connection setup complete, transmitting data.", timeMs: 9170),
+            exitIP: .init(url: "http://198.18.2.2:80/", observed: "198.18.2.1", expected: "198.18.2.1", ok: true),
+            dnsLeak: .init(requested: true, leaked: true, servers: ["198.18.0.1"], names: ["a", "b", "c"], answered: 3,
+                           evidence: [leak], resolversSeen: ["198.18.1.1"], unexpectedResolvers: ["198.18.1.1"]),
+            ipv6Leak: .init(requested: true, leaked: false, evidence: []),
+            tunnelFailure: .init(requested: true, leaked: false, evidence: []),
+            capture: .init(interface: "tpv-abc123-u", file: "reports/x/uplink.pcap", packets: 45, carrier: 36, linkControl: 8, nonCarrier: [leak]),
+            diagnostics: .init(phase: "checks", selectedResolver: "198.18.0.1", session: "user #0", tunAddress: "198.18.8.2/24",
+                               tunPacketsUp: 12, tunPacketsDown: 9, routeLoops: [], errors: []),
+            timing: .init(startToVerdictMs: 9800, handshakeMs: 9170, afterHandshakeMs: 630),
+            verdict: "fail")
+    }
+
+    @Test func markdownMatchesTheGoldenFile() throws {
+        let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/verify.md")
+        let rendered = Self.sample().markdown()
+        if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
+            try rendered.write(to: golden, atomically: true, encoding: .utf8)
+        }
+        #expect(rendered == (try String(contentsOf: golden, encoding: .utf8)))
+    }
+
+    @Test func jsonCarriesTheSchemaAndNullsForWhatWasNotMeasured() throws {
+        var report = Self.sample()
+        report.ipv6Leak = .init(requested: true, leaked: nil, evidence: [], note: "not measured: no uplink capture")
+        let text = try ReportWriter.json(report)
+        #expect(text.contains(#""schema" : "tunnelprobe.verify/1""#))
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        let ipv6 = object?["ipv6Leak"] as? [String: Any]
+        #expect(ipv6?["leaked"] is NSNull)
+    }
+}
