@@ -36,7 +36,7 @@ final class EngineProcess: Sendable {
                 case .signaled(let signal): 128 + Int32(truncatingIfNeeded: signal)
                 }
             } catch {
-                FileManager.default.createFile(atPath: log, contents: Data("cannot start: \(error)\n".utf8))
+                _ = FileManager.default.createFile(atPath: log, contents: Data("cannot start: \(error)\n".utf8))
                 return 127
             }
         }

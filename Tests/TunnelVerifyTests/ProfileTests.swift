@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Reports
 @testable import TunnelVerify
 
 struct ProfileTests {

@@ -10,6 +10,14 @@ public struct VerifyReport: Codable, Sendable {
         public var durationMs: Int
         public var ok: Bool
         public var detail: String?
+
+        public init(name: String, startedMs: Int, durationMs: Int, ok: Bool, detail: String? = nil) {
+            self.name = name
+            self.startedMs = startedMs
+            self.durationMs = durationMs
+            self.ok = ok
+            self.detail = detail
+        }
     }
 
     public struct Failure: Codable, Sendable, Hashable {
@@ -18,6 +26,13 @@ public struct VerifyReport: Codable, Sendable {
         /// The engine's own last words (log lines), when it said something.
         public var engineWords: [String]
         public var exitCode: Int32?
+
+        public init(phase: String, reason: String, engineWords: [String], exitCode: Int32? = nil) {
+            self.phase = phase
+            self.reason = reason
+            self.engineWords = engineWords
+            self.exitCode = exitCode
+        }
     }
 
     public struct Handshake: Codable, Sendable, Hashable {
@@ -25,6 +40,12 @@ public struct VerifyReport: Codable, Sendable {
         public var evidence: String?
         /// Milliseconds from the engine's start to the evidence.
         public var timeMs: Int?
+
+        public init(ok: Bool, evidence: String? = nil, timeMs: Int? = nil) {
+            self.ok = ok
+            self.evidence = evidence
+            self.timeMs = timeMs
+        }
     }
 
     public struct ExitIP: Codable, Sendable, Hashable {
@@ -34,6 +55,14 @@ public struct VerifyReport: Codable, Sendable {
         /// `null` when not measured or when no address is expected.
         public var ok: Bool?
         public var note: String?
+
+        public init(url: String? = nil, observed: String? = nil, expected: String? = nil, ok: Bool? = nil, note: String? = nil) {
+            self.url = url
+            self.observed = observed
+            self.expected = expected
+            self.ok = ok
+            self.note = note
+        }
     }
 
     public struct Leak: Codable, Sendable, Hashable {
@@ -43,6 +72,13 @@ public struct VerifyReport: Codable, Sendable {
         /// The packets that went around the tunnel, itemized.
         public var evidence: [UplinkPacket]
         public var note: String?
+
+        public init(requested: Bool, leaked: Bool? = nil, evidence: [UplinkPacket], note: String? = nil) {
+            self.requested = requested
+            self.leaked = leaked
+            self.evidence = evidence
+            self.note = note
+        }
     }
 
     public struct DNSLeak: Codable, Sendable, Hashable {
@@ -58,6 +94,18 @@ public struct VerifyReport: Codable, Sendable {
         /// Resolvers seen that are not among `--expected-resolver`.
         public var unexpectedResolvers: [String]?
         public var note: String?
+
+        public init(requested: Bool, leaked: Bool? = nil, servers: [String], names: [String], answered: Int, evidence: [UplinkPacket], resolversSeen: [String]? = nil, unexpectedResolvers: [String]? = nil, note: String? = nil) {
+            self.requested = requested
+            self.leaked = leaked
+            self.servers = servers
+            self.names = names
+            self.answered = answered
+            self.evidence = evidence
+            self.resolversSeen = resolversSeen
+            self.unexpectedResolvers = unexpectedResolvers
+            self.note = note
+        }
     }
 
     public struct Capture: Codable, Sendable, Hashable {
@@ -69,6 +117,15 @@ public struct VerifyReport: Codable, Sendable {
         public var linkControl: Int
         /// Every packet that is neither the carrier nor link upkeep.
         public var nonCarrier: [UplinkPacket]
+
+        public init(interface: String, file: String? = nil, packets: Int, carrier: Int, linkControl: Int, nonCarrier: [UplinkPacket]) {
+            self.interface = interface
+            self.file = file
+            self.packets = packets
+            self.carrier = carrier
+            self.linkControl = linkControl
+            self.nonCarrier = nonCarrier
+        }
     }
 
     public struct Diagnostics: Codable, Sendable, Hashable {
@@ -81,6 +138,17 @@ public struct VerifyReport: Codable, Sendable {
         public var tunPacketsDown: UInt64?
         public var routeLoops: [String]
         public var errors: [String]
+
+        public init(phase: String, selectedResolver: String? = nil, session: String? = nil, tunAddress: String? = nil, tunPacketsUp: UInt64? = nil, tunPacketsDown: UInt64? = nil, routeLoops: [String], errors: [String]) {
+            self.phase = phase
+            self.selectedResolver = selectedResolver
+            self.session = session
+            self.tunAddress = tunAddress
+            self.tunPacketsUp = tunPacketsUp
+            self.tunPacketsDown = tunPacketsDown
+            self.routeLoops = routeLoops
+            self.errors = errors
+        }
     }
 
     public struct Timing: Codable, Sendable, Hashable {
@@ -88,6 +156,12 @@ public struct VerifyReport: Codable, Sendable {
         public var handshakeMs: Int?
         /// From the handshake evidence to the verdict: the data phase and every check.
         public var afterHandshakeMs: Int?
+
+        public init(startToVerdictMs: Int, handshakeMs: Int? = nil, afterHandshakeMs: Int? = nil) {
+            self.startToVerdictMs = startToVerdictMs
+            self.handshakeMs = handshakeMs
+            self.afterHandshakeMs = afterHandshakeMs
+        }
     }
 
     public var schema = "tunnelprobe.verify/1"
@@ -108,6 +182,27 @@ public struct VerifyReport: Codable, Sendable {
     public var timing: Timing
     /// `pass` only when every requested check passed; `fail` otherwise; `incomplete` when interrupted.
     public var verdict: String
+
+    public init(run: RunInfo, profile: String, engine: String, engineCommand: [String], sandbox: String, phases: [Phase],
+                failure: Failure? = nil, handshake: Handshake, exitIP: ExitIP, dnsLeak: DNSLeak, ipv6Leak: Leak,
+                tunnelFailure: Leak, capture: Capture? = nil, diagnostics: Diagnostics, timing: Timing, verdict: String) {
+        self.run = run
+        self.profile = profile
+        self.engine = engine
+        self.engineCommand = engineCommand
+        self.sandbox = sandbox
+        self.phases = phases
+        self.failure = failure
+        self.handshake = handshake
+        self.exitIP = exitIP
+        self.dnsLeak = dnsLeak
+        self.ipv6Leak = ipv6Leak
+        self.tunnelFailure = tunnelFailure
+        self.capture = capture
+        self.diagnostics = diagnostics
+        self.timing = timing
+        self.verdict = verdict
+    }
 }
 
 // The fields a reader looks for are written even when nothing was measured: `null`, with `note`

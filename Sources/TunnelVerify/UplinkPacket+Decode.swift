@@ -1,48 +1,7 @@
 import DNSWire
+import Reports
 
-/// One packet seen leaving the sandbox, decoded far enough to say what it is and where it went.
-/// Decoding is total: a frame too short for a header is kept as `other` with its length.
-public struct UplinkPacket: Sendable, Hashable, Codable {
-    public enum Class: String, Sendable, Hashable, Codable {
-        /// The tunnel's own transport (to a carrier endpoint; for DNS tunnels, a query under the tunnel domain).
-        case carrier
-        /// Link-layer upkeep: ARP, IPv6 neighbour discovery and MLD (RFC 4861, RFC 3810).
-        case linkControl
-        /// A DNS query that is not the carrier: a name resolved around the tunnel.
-        case dns
-        /// Any other IPv6 packet.
-        case ipv6
-        /// Any other IPv4 packet.
-        case ipv4
-        case other
-    }
-
-    public var atMs: Int
-    public var kind: Class
-    public var family: Int?
-    public var source: String?
-    public var destination: String?
-    public var transport: String?
-    public var sourcePort: Int?
-    public var destinationPort: Int?
-    /// For DNS: the question name and type.
-    public var query: String?
-    public var length: Int
-
-    /// A line for people: `+812 ms udp 198.19.7.2:40211 -> 198.18.0.1:53 DNS A x.leak...`.
-    public var summary: String {
-        var text = "+\(atMs) ms \(transport ?? "?")"
-        if let source { text += " " + endpoint(source, sourcePort) }
-        if let destination { text += " -> " + endpoint(destination, destinationPort) }
-        if let query { text += " DNS \(query)" }
-        return text + " (\(length) B)"
-    }
-
-    private func endpoint(_ host: String, _ port: Int?) -> String {
-        guard let port else { return host }
-        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-    }
-
+extension UplinkPacket {
     /// Decodes an Ethernet frame (the veth's link type) and classifies it against the carrier.
     static func decode(_ frame: [UInt8], atMs: Int, carriers: [Endpoint], carrierDomain: String?) -> UplinkPacket {
         var packet = UplinkPacket(atMs: atMs, kind: .other, length: frame.count)
