@@ -9,6 +9,8 @@ public struct DelayPercentiles: Codable, Sendable, Hashable {
     public var p90: Double?
     public var p99: Double?
     public var max: Double?
+    /// The delay at each percentile 1...100 (100 values): the distribution a CDF chart draws.
+    public var cdf: [Double]?
     public var reason: String?
 
     /// Longest delay the histogram tracks: one hour, far past any Tmax.
@@ -30,6 +32,7 @@ public struct DelayPercentiles: Codable, Sendable, Hashable {
         p90 = ms(h.valueAtPercentile(90))
         p99 = ms(h.valueAtPercentile(99))
         max = ms(h.maxRecorded)
+        cdf = (1...100).map { ms($0 == 100 ? h.maxRecorded : h.valueAtPercentile(Double($0))) }
     }
 }
 

@@ -64,6 +64,7 @@ public struct PathAnalysis: Codable, Sendable, Hashable {
     /// One-way delays, only when the caller vouches that both clocks agree; nil otherwise.
     public var oneWay: OneWay?
     public var fates: [PathFate]
+    public var timeline: LossTimeline
 
     /// - Parameters:
     ///   - records: one per sent probe, in sequence order.
@@ -153,6 +154,7 @@ public struct PathAnalysis: Codable, Sendable, Hashable {
         ipdv = DelayVariation(delaysInSequence: delaysInSeq)
         oneWay = clockOriginMicros == nil ? nil
             : OneWay(up: DelayPercentiles(nanoseconds: oneWayUp), down: DelayPercentiles(nanoseconds: oneWayDown))
+        timeline = LossTimeline(sentNanos: records.map(\.sentNanos), fates: fates)
         counts = c
     }
 }

@@ -162,6 +162,8 @@ public struct PathReport: Codable, Sendable, Hashable {
         public var jitterReason: String?
         public var ipdvMs: DelayVariation
         public var oneWayMs: PathAnalysis.OneWay?
+        /// Loss per slice of send time, with the longest burst of each slice.
+        public var timeline: LossTimeline?
 
         public init(resolver: String, stream: Stream, analysis a: PathAnalysis) {
             self.resolver = resolver
@@ -178,6 +180,7 @@ public struct PathReport: Codable, Sendable, Hashable {
             jitterReason = a.jitter.reason
             ipdvMs = a.ipdv
             oneWayMs = a.oneWay
+            timeline = a.timeline
         }
     }
 }

@@ -50,11 +50,41 @@ public struct ReportComparison: Codable, Sendable, Hashable {
         } else if scansA != nil || scansB != nil {
             c.notes.append("scan: only in \(scansA != nil ? "A" : "B")")
         }
+        if let pa = a.path, let pb = b.path { c.changes += pathSentences(pa, pb) }
+        if let va = a.verify, let vb = b.verify, va.verdict != vb.verdict || va.engine != vb.engine {
+            c.changes.append("verify: \(va.engine) \(va.verdict) → \(vb.engine) \(vb.verdict)\(vb.failure.map { " (\($0.phase): \($0.reason))" } ?? "")")
+        }
         let kindsA = Set(a.reports.map(\.kind)), kindsB = Set(b.reports.map(\.kind))
         for kind in ReportKind.allCases where kind != .scan && kindsA.contains(kind) != kindsB.contains(kind) {
             c.notes.append("\(kind.rawValue): only in \(kindsA.contains(kind) ? "A" : "B")")
         }
         return c
+    }
+
+    /// Loss per direction and median RTT of the resolvers both path runs measured. A loss shift is named
+    /// when the two Wilson intervals do not overlap (the difference is then beyond sampling noise).
+    static func pathSentences(_ a: PathReport, _ b: PathReport) -> [String] {
+        var out: [String] = []
+        let rowsB = Dictionary(b.resolvers.map { ($0.resolver, $0) }, uniquingKeysWith: { x, _ in x })
+        for ra in a.resolvers {
+            guard let rb = rowsB[ra.resolver] else {
+                out.append("path: \(ra.resolver) not measured in B")
+                continue
+            }
+            for (name, la, lb) in [("up", ra.loss.up, rb.loss.up), ("down", ra.loss.down, rb.loss.down)] {
+                guard let x = la.ratio, let y = lb.ratio, let xl = la.ciLow, let xh = la.ciHigh, let yl = lb.ciLow, let yh = lb.ciHigh else { continue }
+                if xh < yl || yh < xl {
+                    out.append("path: \(ra.resolver) loss \(name) \(HTML.formatFixed(x * 100, decimals: 2)) % → \(HTML.formatFixed(y * 100, decimals: 2)) % (95 % intervals do not overlap)")
+                }
+            }
+            if let x = ra.rttMs.p50, let y = rb.rttMs.p50, abs(y - x) > max(1, 0.2 * x) {
+                out.append("path: \(ra.resolver) RTT p50 \(HTML.formatFixed(x, decimals: 2)) → \(HTML.formatFixed(y, decimals: 2)) ms")
+            }
+        }
+        for rb in b.resolvers where !a.resolvers.contains(where: { $0.resolver == rb.resolver }) {
+            out.append("path: \(rb.resolver) measured only in B")
+        }
+        return out
     }
 
     static func side(_ d: RunDirectory) -> Side {

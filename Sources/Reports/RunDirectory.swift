@@ -53,6 +53,9 @@ public struct RunManifest: Codable, Sendable, Hashable {
 /// A decoded report of any kind.
 public enum ReportDocument: Sendable {
     case scan(ScanReport)
+    case path(PathReport)
+    case trace(TraceReport)
+    case verify(VerifyReport)
 }
 
 /// One report read from a run directory, ready to render.
@@ -81,6 +84,16 @@ public struct RunDirectory: Sendable {
     /// The first scan report in the directory.
     public var scan: ScanReport? {
         for r in reports { if case .scan(let s) = r.document { return s } }
+        return nil
+    }
+
+    public var path: PathReport? {
+        for r in reports { if case .path(let p) = r.document { return p } }
+        return nil
+    }
+
+    public var verify: VerifyReport? {
+        for r in reports { if case .verify(let v) = r.document { return v } }
         return nil
     }
 
@@ -233,9 +246,30 @@ enum ReportRenderers {
             return LoadedReport(document: .scan(r), kind: kind, file: file, run: r.run, html: r.htmlSection(), markdown: r.markdown(),
                                 headline: "\(r.summary.accepted) of \(r.summary.pairs) pairs accepted, \(synced)",
                                 ok: r.summary.accepted > 0)
-        case .path, .trace, .simulate, .verify, .resilience:
+        case .path:
+            let r = try decoder.decode(PathReport.self, from: data)
+            let losses = r.resolvers.map { row in
+                "\(row.resolver) loss up \(percent(row.loss.up.ratio)) down \(percent(row.loss.down.ratio))"
+            }.joined(separator: "; ")
+            return LoadedReport(document: .path(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
+                                markdown: r.markdown(), headline: losses, ok: !r.resolvers.isEmpty)
+        case .trace:
+            let r = try decoder.decode(TraceReport.self, from: data)
+            return LoadedReport(document: .trace(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
+                                markdown: r.markdown(),
+                                headline: "\(r.totals.queries) queries, \(r.totals.answered) answered, \(r.totals.lost) lost",
+                                ok: r.files.allSatisfy { $0.error == nil })
+        case .verify:
+            let r = try decoder.decode(VerifyReport.self, from: data)
+            return LoadedReport(document: .verify(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
+                                markdown: r.markdown(), headline: "\(r.engine): \(r.verdict)", ok: r.verdict == "pass")
+        case .simulate, .resilience:
             throw RendererMissing(kind: kind)
         }
+    }
+
+    static func percent(_ ratio: Double?) -> String {
+        ratio.map { HTML.formatFixed($0 * 100, decimals: 2) + " %" } ?? "n/a"
     }
 
     struct RendererMissing: Error, CustomStringConvertible {
