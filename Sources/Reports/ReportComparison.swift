@@ -39,7 +39,7 @@ public struct ReportComparison: Codable, Sendable, Hashable {
 
     /// Compares the two runs' reports kind by kind.
     public static func compare(_ a: RunDirectory, _ b: RunDirectory) -> ReportComparison {
-        let scansA = a.scan, scansB = b.scan
+        let scansA = a.scanReport, scansB = b.scanReport
         var c = ReportComparison(a: side(a), b: side(b), scan: nil, changes: [], notes: [])
         for p in a.problems { c.notes.append("A \(p)") }
         for p in b.problems { c.notes.append("B \(p)") }
@@ -50,8 +50,8 @@ public struct ReportComparison: Codable, Sendable, Hashable {
         } else if scansA != nil || scansB != nil {
             c.notes.append("scan: only in \(scansA != nil ? "A" : "B")")
         }
-        if let pa = a.path, let pb = b.path { c.changes += pathSentences(pa, pb) }
-        if let va = a.verify, let vb = b.verify, va.verdict != vb.verdict || va.engine != vb.engine {
+        if let pa = a.pathReport, let pb = b.pathReport { c.changes += pathSentences(pa, pb) }
+        if let va = a.verifyReport, let vb = b.verifyReport, va.verdict != vb.verdict || va.engine != vb.engine {
             c.changes.append("verify: \(va.engine) \(va.verdict) → \(vb.engine) \(vb.verdict)\(vb.failure.map { " (\($0.phase): \($0.reason))" } ?? "")")
         }
         let kindsA = Set(a.reports.map(\.kind)), kindsB = Set(b.reports.map(\.kind))

@@ -82,17 +82,17 @@ public struct RunDirectory: Sendable {
     public var problems: [String]
 
     /// The first scan report in the directory.
-    public var scan: ScanReport? {
+    public var scanReport: ScanReport? {
         for r in reports { if case .scan(let s) = r.document { return s } }
         return nil
     }
 
-    public var path: PathReport? {
+    public var pathReport: PathReport? {
         for r in reports { if case .path(let p) = r.document { return p } }
         return nil
     }
 
-    public var verify: VerifyReport? {
+    public var verifyReport: VerifyReport? {
         for r in reports { if case .verify(let v) = r.document { return v } }
         return nil
     }

@@ -122,7 +122,7 @@ struct ReportCommand: ParsableCommand {
             var scans: [ScanReport] = []
             for argument in directories {
                 let dir = try ReportCommand.load(argument)
-                guard let scan = dir.scan else {
+                guard let scan = dir.scanReport else {
                     throw fail("\(dir.path): no readable scan.json\(dir.problems.isEmpty ? "" : " (\(dir.problems.joined(separator: "; ")))")", Exit.badInput)
                 }
                 scans.append(scan)
