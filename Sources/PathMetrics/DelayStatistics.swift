@@ -102,6 +102,7 @@ extension DelayPercentiles {
         try c.encode(p90, forKey: .p90)
         try c.encode(p99, forKey: .p99)
         try c.encode(max, forKey: .max)
+        try c.encodeIfPresent(cdf, forKey: .cdf)
         try c.encode(reason, forKey: .reason)
     }
 }

@@ -231,6 +231,7 @@ extension PathReport.ResolverResult {
         try c.encode(jitterReason, forKey: .jitterReason)
         try c.encode(ipdvMs, forKey: .ipdvMs)
         try c.encode(oneWayMs, forKey: .oneWayMs)
+        try c.encodeIfPresent(timeline, forKey: .timeline)
     }
 }
 

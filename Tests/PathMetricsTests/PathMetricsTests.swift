@@ -129,3 +129,26 @@ import Testing
         #expect(near(a.rtt.p50, 3, 0.01))
     }
 }
+
+@Suite struct LossTimelineTests {
+    @Test func slicesCountLossAndMarkTheBurstWhereItBegins() {
+        // 30 probes 10 ms apart: 300 ms, three 100 ms slices; a burst of 4 starting at probe 8 (slice 0).
+        let sent = (0..<30).map { UInt64($0) * 10_000_000 }
+        var fates = [PathFate](repeating: .delivered, count: 30)
+        for i in 8..<12 { fates[i] = .lostUp }
+        fates[25] = .lostDown
+        let t = LossTimeline(sentNanos: sent, fates: fates)
+        #expect(t.sliceMs == 100)
+        #expect(t.slices.map(\.sent) == [10, 10, 10])
+        #expect(t.slices[0].lostUp == 2 && t.slices[1].lostUp == 2)
+        #expect(t.slices[0].longestBurst == 4)
+        #expect(t.slices[1].longestBurst == 0)
+        #expect(t.slices[2].lostDown == 1 && t.slices[2].longestBurst == 1)
+    }
+
+    @Test func aBurstAtTheEndIsClosed() {
+        let t = LossTimeline(sentNanos: [0, 1, 2], fates: [.delivered, .lostUp, .lostDown])
+        #expect(t.slices.count == 1 && t.slices[0].longestBurst == 2)
+        #expect(LossTimeline(sentNanos: [], fates: []).slices.isEmpty)
+    }
+}
