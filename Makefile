@@ -25,7 +25,7 @@ test: build
 	TUNNELPROBE_BIN=$(CURDIR)/$(BIN) $(SWIFT) test
 
 demo: build
-	./scripts/demo.sh $(BIN)
+	$(BIN) lab demo
 
 bench: build
 	./scripts/bench-scan.sh
