@@ -101,7 +101,8 @@ public final class LiveCapture: @unchecked Sendable {
             let detail = String(cString: pcap_geterr(p))
             let message = String(cString: pcap_statustostr(status))
             pcap_close(p)
-            throw CaptureError(.deviceFailed, detail.isEmpty ? message : "\(message): \(detail)", source: device)
+            // PCAP_ERROR_PERM_DENIED (-8): no CAP_NET_RAW.
+            throw CaptureError(status == -8 ? .permissionDenied : .deviceFailed, detail.isEmpty ? message : "\(message): \(detail)", source: device)
         }
         var program = bpf_program()
         if pcap_compile(p, &program, filter, 1, CPcap_NETMASK_UNKNOWN) != 0 {
