@@ -19,28 +19,10 @@ public import Reports
 public final class TraceAnalyzer {
     public let options: TraceOptions
 
-    private struct TransactionKey: Hashable {
-        var client: IPAddress
-        var clientPort: UInt16
-        var id: UInt16
-        var resolver: Int32
-        var qtype: UInt16
-        var name: UInt64
-    }
-
-    private struct Open {
-        var serial: UInt64
-        var sent: Int64
-        var group: Int32
-        var resolverSequence: UInt32
-        var groupSequence: UInt32
-        var fate: Int32
-    }
-
     private struct Expiry {
-        var key: TransactionKey
-        var serial: UInt64
         var at: Int64
+        var hash: UInt64
+        var serial: UInt64
     }
 
     private struct Endpoint: Hashable {
@@ -48,12 +30,13 @@ public final class TraceAnalyzer {
         var port: UInt16
     }
 
-    private var pending: [TransactionKey: Open] = [:]
-    private var pendingQueue = Deque<Expiry>()
-    private var answered: [TransactionKey: Open] = [:]
-    private var answeredQueue = Deque<Expiry>()
-    private var lostRecently: [TransactionKey: Open] = [:]
+    private var table = TransactionTable()
+    /// Every transaction by send time, to end its Tmax window.
+    private var queue = Deque<Expiry>()
+    /// Lost transactions by the end of their Tmax, to end their late window.
     private var lostQueue = Deque<Expiry>()
+    /// `options.dnsPorts` as a bitmap: two lookups per packet.
+    private var dnsPortBits = [UInt64](repeating: 0, count: 1024)
     private var serial: UInt64 = 0
     private var now: Int64 = .min
 
@@ -88,6 +71,11 @@ public final class TraceAnalyzer {
         self.options = options
         domains = TunnelDomains(encodedLabelMin: options.encodedLabelMin, maxDomains: options.maxDomains)
         nameBuffer.initializeMemory(as: UInt8.self, repeating: 0)
+        for port in options.dnsPorts { dnsPortBits[Int(port) >> 6] |= 1 << UInt64(port & 63) }
+    }
+
+    @inline(__always) private func isDNSPort(_ port: UInt16) -> Bool {
+        dnsPortBits[Int(port) >> 6] & (1 << UInt64(port & 63)) != 0
     }
 
     deinit {
@@ -121,7 +109,7 @@ public final class TraceAnalyzer {
 
     /// One decoded packet (also the entry point for live capture and tests).
     public func packet(_ header: PacketHeader, _ payload: UnsafeRawBufferPointer) {
-        guard options.dnsPorts.contains(header.sourcePort) || options.dnsPorts.contains(header.destinationPort) else {
+        guard isDNSPort(header.sourcePort) || isDNSPort(header.destinationPort) else {
             notDNS += 1
             return
         }
@@ -188,10 +176,16 @@ public final class TraceAnalyzer {
         let r = resolver(Endpoint(address: header.destination, port: header.destinationPort))
         let key = TransactionKey(client: header.source, clientPort: header.sourcePort, id: scan.id, resolver: r,
                                  qtype: scan.qtype, name: scan.nameHash)
-        if let open = pending[key] {
-            resolverMetrics[Int(r)].retransmissions += 1
-            groupMetrics[Int(open.group)].retransmissions += 1
-            return
+        let hash = key.hash
+        if let slot = table.find(key, hash: hash) {
+            let known = table[slot]
+            if known.state == .pending {
+                // Same id and question while unanswered: a retransmission joins the first query (as tshark).
+                resolverMetrics[Int(r)].retransmissions += 1
+                groupMetrics[Int(known.group)].retransmissions += 1
+                return
+            }
+            table.remove(at: slot)  // the id and question are reused by a new transaction
         }
         let d = domains.domain(scan: scan, name: nameBuffer, suffixHashes: suffixHashes, labelStarts: labelStarts)
         if Int(d) >= domainQueries.count {
@@ -203,11 +197,11 @@ public final class TraceAnalyzer {
         let g = group(resolver: r, domain: d, qtype: scan.qtype)
         serial += 1
         let fate = options.recordFates ? fates.query(resolver: r, domain: d, sent: time, size: size) : -1
-        let open = Open(serial: serial, sent: time, group: g,
-                        resolverSequence: resolverMetrics[Int(r)].takeSequence(),
-                        groupSequence: groupMetrics[Int(g)].takeSequence(), fate: fate)
-        pending[key] = open
-        pendingQueue.append(Expiry(key: key, serial: serial, at: time))
+        let transaction = Transaction(serial: serial, sent: time, group: g,
+                                      resolverSequence: resolverMetrics[Int(r)].takeSequence(),
+                                      groupSequence: groupMetrics[Int(g)].takeSequence(), fate: fate)
+        table.insert(key, hash: hash, transaction)
+        queue.append(Expiry(at: time, hash: hash, serial: serial))
         resolverMetrics[Int(r)].queries += 1
         resolverMetrics[Int(r)].querySizes.record(size)
         groupMetrics[Int(g)].queries += 1
@@ -218,34 +212,40 @@ public final class TraceAnalyzer {
         let r = resolver(Endpoint(address: header.source, port: header.sourcePort))
         let key = TransactionKey(client: header.destination, clientPort: header.destinationPort, id: scan.id, resolver: r,
                                  qtype: scan.qtype, name: scan.nameHash)
-        if let open = pending.removeValue(forKey: key) {
-            let rtt = time - open.sent
-            update(r, open.group) { m in
+        guard let slot = table.find(key, hash: key.hash) else {
+            resolverMetrics[Int(r)].unmatchedResponses += 1
+            return
+        }
+        var t = table[slot]
+        switch t.state {
+        case .pending:
+            let rtt = time - t.sent
+            update(r, t.group) { m in
                 m.answered += 1
                 m.recordRTT(nanoseconds: rtt)
                 m.responseSizes.record(size)
                 m.rcodes[Int(scan.rcode)] += 1
                 if scan.truncated { m.truncated += 1 }
             }
-            resolverMetrics[Int(r)].arrival(sequence: open.resolverSequence)
-            groupMetrics[Int(open.group)].arrival(sequence: open.groupSequence)
-            if open.fate >= 0 { fates.delivered(open.fate, delay: rtt) }
-            answered[key] = open
-            answeredQueue.append(Expiry(key: key, serial: open.serial, at: time))
-        } else if let open = answered[key] {
-            update(r, open.group) { $0.duplicates += 1 }
-            if open.fate >= 0 { fates.copy(open.fate) }
-        } else if let open = lostRecently.removeValue(forKey: key) {
-            update(r, open.group) { m in
+            resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
+            groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
+            if t.fate >= 0 { fates.delivered(t.fate, delay: rtt) }
+            t.state = .answered
+            table[slot] = t
+        case .answered, .late:
+            update(r, t.group) { $0.duplicates += 1 }
+            if t.fate >= 0, t.state == .answered { fates.copy(t.fate) }
+        case .lost:
+            update(r, t.group) { m in
                 m.late += 1
                 m.responseSizes.record(size)
                 m.rcodes[Int(scan.rcode)] += 1
                 if scan.truncated { m.truncated += 1 }
             }
-            resolverMetrics[Int(r)].arrival(sequence: open.resolverSequence)
-            groupMetrics[Int(open.group)].arrival(sequence: open.groupSequence)
-        } else {
-            resolverMetrics[Int(r)].unmatchedResponses += 1
+            resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
+            groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
+            t.state = .late
+            table[slot] = t
         }
     }
 
@@ -254,45 +254,47 @@ public final class TraceAnalyzer {
         change(&groupMetrics[Int(g)])
     }
 
-    /// Moves transactions past Tmax to the lost table, and forgets answered and lost ones past their windows.
-    private func expire(upTo limit: Int64? = nil) {
-        let t = limit ?? now
-        while let head = pendingQueue.first, limit == .max || head.at + options.tmaxNanos < t {
-            pendingQueue.removeFirst()
-            guard let open = pending[head.key], open.serial == head.serial else { continue }
-            pending[head.key] = nil
-            loss(open)
-            if limit != .max {
-                lostRecently[head.key] = open
-                lostQueue.append(Expiry(key: head.key, serial: open.serial, at: head.at + options.tmaxNanos))
+    /// Ends the Tmax window of transactions sent more than Tmax ago (pending ones are lost, RFC 7680;
+    /// answered ones are forgotten, so a duplicate is recognised until Tmax after its query), and the
+    /// late window of lost ones.
+    private func expire(final: Bool = false) {
+        while let head = queue.first, final || head.at + options.tmaxNanos < now {
+            queue.removeFirst()
+            guard let slot = table.find(hash: head.hash, serial: head.serial) else { continue }
+            let t = table[slot]
+            if t.state == .pending {
+                loss(t)
+                if final {
+                    table.remove(at: slot)
+                } else {
+                    table[slot].state = .lost
+                    lostQueue.append(Expiry(at: head.at + options.tmaxNanos, hash: head.hash, serial: head.serial))
+                }
+            } else {
+                table.remove(at: slot)
             }
         }
-        while let head = answeredQueue.first, limit == .max || head.at + options.tmaxNanos < t {
-            answeredQueue.removeFirst()
-            if answered[head.key]?.serial == head.serial { answered[head.key] = nil }
-        }
-        while let head = lostQueue.first, limit == .max || head.at + options.lateWindowNanos < t {
+        while let head = lostQueue.first, final || head.at + options.lateWindowNanos < now {
             lostQueue.removeFirst()
-            if lostRecently[head.key]?.serial == head.serial { lostRecently[head.key] = nil }
+            if let slot = table.find(hash: head.hash, serial: head.serial) { table.remove(at: slot) }
         }
     }
 
-    private func loss(_ open: Open) {
-        let r = groupKeys[Int(open.group)].resolver
-        update(r, open.group) { $0.lost += 1 }
+    private func loss(_ t: Transaction) {
+        let r = groupKeys[Int(t.group)].resolver
+        update(r, t.group) { $0.lost += 1 }
     }
 
     // MARK: - Results
 
     /// Ends the analysis: every query still waiting is lost (no response by the end of the capture).
     public func finish() {
-        expire(upTo: .max)
-        answered.removeAll()
-        lostRecently.removeAll()
+        expire(final: true)
+        table.removeAll()
     }
 
     /// The memory the matcher holds right now (transactions pending, recently answered, recently lost).
-    public var openTransactions: Int { pending.count + answered.count + lostRecently.count }
+    public var openTransactions: Int { table.count }
 
     public func report(run: RunInfo, files: [TraceReport.File]) -> TraceReport {
         var undecodedAll = undecoded.byReason
