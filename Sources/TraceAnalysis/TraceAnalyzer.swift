@@ -16,7 +16,7 @@ public import Reports
 /// Memory: completed transactions leave the pending table; answered ones stay only for Tmax (to
 /// recognise duplicates) and lost ones for the late window; aggregates are histograms. Memory follows
 /// the query rate times Tmax, never the number of answered queries.
-public final class TraceAnalyzer {
+public struct TraceAnalyzer {
     public let options: TraceOptions
 
     private struct Expiry {
@@ -63,14 +63,14 @@ public final class TraceAnalyzer {
     public private(set) var dnsUndecoded: [String: Int] = [:]
 
     // Scratch buffers for the question scan, allocated once.
-    private let nameBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 8)
-    private let suffixHashes = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
-    private let labelStarts = UnsafeMutableBufferPointer<Int>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
+    private let scratch = QuestionScratch()
+    private var nameBuffer: UnsafeMutableRawBufferPointer { scratch.name }
+    private var suffixHashes: UnsafeMutableBufferPointer<UInt64> { scratch.suffixHashes }
+    private var labelStarts: UnsafeMutableBufferPointer<Int> { scratch.labelStarts }
 
     public init(options: TraceOptions = TraceOptions()) {
         self.options = options
         domains = TunnelDomains(encodedLabelMin: options.encodedLabelMin, maxDomains: options.maxDomains)
-        nameBuffer.initializeMemory(as: UInt8.self, repeating: 0)
         for port in options.dnsPorts { dnsPortBits[Int(port) >> 6] |= 1 << UInt64(port & 63) }
     }
 
@@ -78,15 +78,9 @@ public final class TraceAnalyzer {
         dnsPortBits[Int(port) >> 6] & (1 << UInt64(port & 63)) != 0
     }
 
-    deinit {
-        nameBuffer.deallocate()
-        suffixHashes.deallocate()
-        labelStarts.deallocate()
-    }
-
     /// Reads one capture file to its end. A read error (cut or corrupt record) is returned in the file
     /// summary after every record before it has been analysed; opening errors are thrown.
-    public func read(path: String, stop: () -> Bool = { false }) throws(CaptureError) -> TraceReport.File {
+    public mutating func read(path: String, stop: () -> Bool = { false }) throws(CaptureError) -> TraceReport.File {
         let reader = try CaptureFileReader(path: path, filter: options.filter)
         var decoder = PacketDecoder(linkType: reader.linkType)
         var failure: CaptureError?
@@ -108,7 +102,7 @@ public final class TraceAnalyzer {
     }
 
     /// One decoded packet (also the entry point for live capture and tests).
-    public func packet(_ header: PacketHeader, _ payload: UnsafeRawBufferPointer) {
+    public mutating func packet(_ header: PacketHeader, _ payload: UnsafeRawBufferPointer) {
         guard isDNSPort(header.sourcePort) || isDNSPort(header.destinationPort) else {
             notDNS += 1
             return
@@ -121,13 +115,16 @@ public final class TraceAnalyzer {
         case .udp:
             message(header, payload)
         case .tcp:
-            streams.segment(header, payload) { message in self.message(header, message) }
+            // DNS over TCP is rare next to UDP: the messages a segment completes are copied out.
+            var messages: [[UInt8]] = []
+            streams.segment(header, payload) { messages.append(Array($0)) }
+            for m in messages { m.withUnsafeBytes { message(header, $0) } }
         }
     }
 
     // MARK: - Transactions
 
-    private func message(_ header: PacketHeader, _ bytes: UnsafeRawBufferPointer) {
+    private mutating func message(_ header: PacketHeader, _ bytes: UnsafeRawBufferPointer) {
         var scan = DNSQuestionScan()
         if let failure = DNSQuestionScan.scan(bytes, name: nameBuffer, suffixHashes: suffixHashes,
                                              labelStarts: labelStarts, into: &scan) {
@@ -143,7 +140,7 @@ public final class TraceAnalyzer {
         }
     }
 
-    private func resolver(_ endpoint: Endpoint) -> Int32 {
+    private mutating func resolver(_ endpoint: Endpoint) -> Int32 {
         if endpoint == lastEndpoint { return lastResolver }
         let index: Int32
         if let known = resolverIndex[endpoint] {
@@ -161,7 +158,7 @@ public final class TraceAnalyzer {
         return index
     }
 
-    private func group(resolver: Int32, domain: Int32, qtype: UInt16) -> Int32 {
+    private mutating func group(resolver: Int32, domain: Int32, qtype: UInt16) -> Int32 {
         let packed = UInt64(UInt32(bitPattern: resolver)) << 32 | UInt64(UInt16(truncatingIfNeeded: domain)) << 16 | UInt64(qtype)
         if let known = groupIndex[packed] { return known }
         guard groupKeys.count < options.maxGroups else { return Int32(options.maxGroups - 1) }
@@ -172,7 +169,7 @@ public final class TraceAnalyzer {
         return index
     }
 
-    private func query(_ header: PacketHeader, _ scan: DNSQuestionScan, size: Int, time: Int64) {
+    private mutating func query(_ header: PacketHeader, _ scan: DNSQuestionScan, size: Int, time: Int64) {
         let r = resolver(Endpoint(address: header.destination, port: header.destinationPort))
         let key = TransactionKey(client: header.source, clientPort: header.sourcePort, id: scan.id, resolver: r,
                                  qtype: scan.qtype, name: scan.nameHash)
@@ -208,7 +205,7 @@ public final class TraceAnalyzer {
         groupMetrics[Int(g)].querySizes.record(size)
     }
 
-    private func response(_ header: PacketHeader, _ scan: DNSQuestionScan, size: Int, time: Int64) {
+    private mutating func response(_ header: PacketHeader, _ scan: DNSQuestionScan, size: Int, time: Int64) {
         let r = resolver(Endpoint(address: header.source, port: header.sourcePort))
         let key = TransactionKey(client: header.destination, clientPort: header.destinationPort, id: scan.id, resolver: r,
                                  qtype: scan.qtype, name: scan.nameHash)
@@ -249,7 +246,7 @@ public final class TraceAnalyzer {
         }
     }
 
-    @inline(__always) private func update(_ r: Int32, _ g: Int32, _ change: (inout TraceMetrics) -> Void) {
+    @inline(__always) private mutating func update(_ r: Int32, _ g: Int32, _ change: (inout TraceMetrics) -> Void) {
         change(&resolverMetrics[Int(r)])
         change(&groupMetrics[Int(g)])
     }
@@ -257,7 +254,7 @@ public final class TraceAnalyzer {
     /// Ends the Tmax window of transactions sent more than Tmax ago (pending ones are lost, RFC 7680;
     /// answered ones are forgotten, so a duplicate is recognised until Tmax after its query), and the
     /// late window of lost ones.
-    private func expire(final: Bool = false) {
+    private mutating func expire(final: Bool = false) {
         while let head = queue.first, final || head.at + options.tmaxNanos < now {
             queue.removeFirst()
             guard let slot = table.find(hash: head.hash, serial: head.serial) else { continue }
@@ -280,7 +277,7 @@ public final class TraceAnalyzer {
         }
     }
 
-    private func loss(_ t: Transaction) {
+    private mutating func loss(_ t: Transaction) {
         let r = groupKeys[Int(t.group)].resolver
         update(r, t.group) { $0.lost += 1 }
     }
@@ -288,7 +285,7 @@ public final class TraceAnalyzer {
     // MARK: - Results
 
     /// Ends the analysis: every query still waiting is lost (no response by the end of the capture).
-    public func finish() {
+    public mutating func finish() {
         expire(final: true)
         table.removeAll()
     }

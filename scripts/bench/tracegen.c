@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
     size_t count = 0;
     int64_t t = 1795219200LL * 1000000000LL;
     for (uint32_t q = 0; q < queries; q++) {
-        t += 5000 + next() % 10000;  // about 100,000 queries per second
+        t += 25000 + next() % 50000;  // about 20,000 queries per second
         events[count++] = (event){t, q, 0};
         uint64_t r = next() % 1000;
         if (r < 10) continue;  // lost
