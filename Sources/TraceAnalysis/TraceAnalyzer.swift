@@ -19,9 +19,9 @@ public import Reports
 public struct TraceAnalyzer {
     public let options: TraceOptions
 
-    private struct Expiry {
+    private struct LostExpiry {
         var at: Int64
-        var hash: UInt64
+        var key: TransactionKey
         var serial: UInt64
     }
 
@@ -30,14 +30,12 @@ public struct TraceAnalyzer {
         var port: UInt16
     }
 
-    private var table = TransactionTable()
-    /// Every transaction by send time, to end its Tmax window.
-    private var queue = Deque<Expiry>()
-    /// Lost transactions by the end of their Tmax, to end their late window.
-    private var lostQueue = Deque<Expiry>()
+    private var window = TransactionWindow()
+    /// Lost transactions in their late window, and the order in which that window ends.
+    private var lost: [TransactionKey: Transaction] = [:]
+    private var lostQueue = Deque<LostExpiry>()
     /// `options.dnsPorts` as a bitmap: two lookups per packet.
     private var dnsPortBits = [UInt64](repeating: 0, count: 1024)
-    private var serial: UInt64 = 0
     private var now: Int64 = .min
 
     private var resolverIndex: [Endpoint: Int32] = [:]
@@ -174,15 +172,15 @@ public struct TraceAnalyzer {
         let key = TransactionKey(client: header.source, clientPort: header.sourcePort, id: scan.id, resolver: r,
                                  qtype: scan.qtype, name: scan.nameHash)
         let hash = key.hash
-        if let slot = table.find(key, hash: hash) {
-            let known = table[slot]
+        if let serial = window.find(key, hash: hash) {
+            let known = window[serial]
             if known.state == .pending {
                 // Same id and question while unanswered: a retransmission joins the first query (as tshark).
                 resolverMetrics[Int(r)].retransmissions += 1
                 groupMetrics[Int(known.group)].retransmissions += 1
                 return
             }
-            table.remove(at: slot)  // the id and question are reused by a new transaction
+            window.retire(serial)  // the id and question are reused by a new transaction
         }
         let d = domains.domain(scan: scan, name: nameBuffer, suffixHashes: suffixHashes, labelStarts: labelStarts)
         if Int(d) >= domainQueries.count {
@@ -192,13 +190,12 @@ public struct TraceAnalyzer {
         domainQueries[Int(d)] += 1
         domainTypes[Int(d)][scan.qtype, default: 0] += 1
         let g = group(resolver: r, domain: d, qtype: scan.qtype)
-        serial += 1
+        let serial = window.nextSerial
         let fate = options.recordFates ? fates.query(resolver: r, domain: d, sent: time, size: size) : -1
         let transaction = Transaction(serial: serial, sent: time, group: g,
                                       resolverSequence: resolverMetrics[Int(r)].takeSequence(),
                                       groupSequence: groupMetrics[Int(g)].takeSequence(), fate: fate)
-        table.insert(key, hash: hash, transaction)
-        queue.append(Expiry(at: time, hash: hash, serial: serial))
+        window.append(key, hash: hash, transaction)
         resolverMetrics[Int(r)].queries += 1
         resolverMetrics[Int(r)].querySizes.record(size)
         groupMetrics[Int(g)].queries += 1
@@ -209,40 +206,43 @@ public struct TraceAnalyzer {
         let r = resolver(Endpoint(address: header.source, port: header.sourcePort))
         let key = TransactionKey(client: header.destination, clientPort: header.destinationPort, id: scan.id, resolver: r,
                                  qtype: scan.qtype, name: scan.nameHash)
-        guard let slot = table.find(key, hash: key.hash) else {
+        if let serial = window.find(key, hash: key.hash) {
+            var t = window[serial]
+            if t.state == .pending {
+                let rtt = time - t.sent
+                update(r, t.group) { m in
+                    m.answered += 1
+                    m.recordRTT(nanoseconds: rtt)
+                    m.responseSizes.record(size)
+                    m.rcodes[Int(scan.rcode)] += 1
+                    if scan.truncated { m.truncated += 1 }
+                }
+                resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
+                groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
+                if t.fate >= 0 { fates.delivered(t.fate, delay: rtt) }
+                t.state = .answered
+                window[serial] = t
+            } else {
+                update(r, t.group) { $0.duplicates += 1 }
+                if t.fate >= 0 { fates.copy(t.fate) }
+            }
+        } else if !lost.isEmpty, var t = lost[key] {
+            if t.state == .lost {
+                update(r, t.group) { m in
+                    m.late += 1
+                    m.responseSizes.record(size)
+                    m.rcodes[Int(scan.rcode)] += 1
+                    if scan.truncated { m.truncated += 1 }
+                }
+                resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
+                groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
+                t.state = .late
+                lost[key] = t
+            } else {
+                update(r, t.group) { $0.duplicates += 1 }
+            }
+        } else {
             resolverMetrics[Int(r)].unmatchedResponses += 1
-            return
-        }
-        var t = table[slot]
-        switch t.state {
-        case .pending:
-            let rtt = time - t.sent
-            update(r, t.group) { m in
-                m.answered += 1
-                m.recordRTT(nanoseconds: rtt)
-                m.responseSizes.record(size)
-                m.rcodes[Int(scan.rcode)] += 1
-                if scan.truncated { m.truncated += 1 }
-            }
-            resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
-            groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
-            if t.fate >= 0 { fates.delivered(t.fate, delay: rtt) }
-            t.state = .answered
-            table[slot] = t
-        case .answered, .late:
-            update(r, t.group) { $0.duplicates += 1 }
-            if t.fate >= 0, t.state == .answered { fates.copy(t.fate) }
-        case .lost:
-            update(r, t.group) { m in
-                m.late += 1
-                m.responseSizes.record(size)
-                m.rcodes[Int(scan.rcode)] += 1
-                if scan.truncated { m.truncated += 1 }
-            }
-            resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
-            groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
-            t.state = .late
-            table[slot] = t
         }
     }
 
@@ -255,25 +255,20 @@ public struct TraceAnalyzer {
     /// answered ones are forgotten, so a duplicate is recognised until Tmax after its query), and the
     /// late window of lost ones.
     private mutating func expire(final: Bool = false) {
-        while let head = queue.first, final || head.at + options.tmaxNanos < now {
-            queue.removeFirst()
-            guard let slot = table.find(hash: head.hash, serial: head.serial) else { continue }
-            let t = table[slot]
-            if t.state == .pending {
-                loss(t)
-                if final {
-                    table.remove(at: slot)
-                } else {
-                    table[slot].state = .lost
-                    lostQueue.append(Expiry(at: head.at + options.tmaxNanos, hash: head.hash, serial: head.serial))
-                }
-            } else {
-                table.remove(at: slot)
+        while let head = window.oldest, final || head.transaction.sent + options.tmaxNanos < now {
+            guard let entry = window.removeOldest() else { break }
+            var t = entry.transaction
+            guard t.state == .pending else { continue }
+            loss(t)
+            if !final, entry.indexed {
+                t.state = .lost
+                lost[entry.key] = t
+                lostQueue.append(LostExpiry(at: t.sent + options.tmaxNanos, key: entry.key, serial: t.serial))
             }
         }
         while let head = lostQueue.first, final || head.at + options.lateWindowNanos < now {
             lostQueue.removeFirst()
-            if let slot = table.find(hash: head.hash, serial: head.serial) { table.remove(at: slot) }
+            if lost[head.key]?.serial == head.serial { lost[head.key] = nil }
         }
     }
 
@@ -287,11 +282,10 @@ public struct TraceAnalyzer {
     /// Ends the analysis: every query still waiting is lost (no response by the end of the capture).
     public mutating func finish() {
         expire(final: true)
-        table.removeAll()
     }
 
     /// The memory the matcher holds right now (transactions pending, recently answered, recently lost).
-    public var openTransactions: Int { table.count }
+    public var openTransactions: Int { window.count + lost.count }
 
     public func report(run: RunInfo, files: [TraceReport.File]) -> TraceReport {
         var undecodedAll = undecoded.byReason

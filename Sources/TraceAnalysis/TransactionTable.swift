@@ -1,7 +1,8 @@
 import Capture
+import DequeModule
 
 /// A transaction's identity: client address and port, resolver, DNS id, question (name hash, type).
-struct TransactionKey: Equatable {
+struct TransactionKey: Hashable {
     var client: IPAddress
     var clientPort: UInt16
     var id: UInt16
@@ -19,6 +20,10 @@ struct TransactionKey: Equatable {
         }
         let packed = UInt64(clientPort) << 48 | UInt64(id) << 32 | UInt64(qtype) << 16 | UInt64(UInt16(truncatingIfNeeded: resolver))
         return DNSQuestionScan.mix(DNSQuestionScan.mix(name, packed), address ^ UInt64(UInt32(bitPattern: resolver)) << 32)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
     }
 }
 
@@ -42,19 +47,30 @@ struct Transaction {
     var state: State = .pending
 }
 
-/// Open-addressing hash table (linear probing, backward-shift deletion) of the transactions in their
-/// windows. Sized to the peak number of open transactions, never to the capture.
-struct TransactionTable {
-    private struct Slot {
-        var used = false
-        var hash: UInt64 = 0
-        var key = TransactionKey(client: .v4(0), clientPort: 0, id: 0, resolver: 0, qtype: 0, name: 0)
-        var transaction = Transaction(serial: 0, sent: 0, group: 0, resolverSequence: 0, groupSequence: 0, fate: -1)
+/// The transactions inside their Tmax window, in send order (a ring: queries arrive at the tail,
+/// the window closes at the head, responses touch recent entries), indexed by a small open-addressing
+/// hash table of (hash, serial) pairs: linear probing, backward-shift deletion. Memory follows the
+/// number of queries sent within Tmax, never the capture.
+struct TransactionWindow {
+    struct Entry {
+        var key: TransactionKey
+        var hash: UInt64
+        var transaction: Transaction
+        /// False once a new transaction reused the key (the entry then only waits to leave the ring).
+        var indexed = true
     }
 
+    private struct Slot {
+        var hash: UInt64 = 0
+        var serial: UInt64 = 0  // 0: empty
+    }
+
+    private var ring = Deque<Entry>()
+    /// Serial of `ring.first`; serials are consecutive along the ring.
+    private var base: UInt64 = 1
     private var slots: [Slot]
     private var mask: Int
-    private(set) var count = 0
+    private(set) var indexedCount = 0
 
     init(capacity: Int = 1024) {
         var size = 16
@@ -63,45 +79,61 @@ struct TransactionTable {
         mask = size - 1
     }
 
-    func find(_ key: TransactionKey, hash: UInt64) -> Int? {
+    var count: Int { ring.count }
+    var nextSerial: UInt64 { base + UInt64(ring.count) }
+    var oldest: Entry? { ring.first }
+
+    /// The serial of the transaction with this key, if it is in the window.
+    func find(_ key: TransactionKey, hash: UInt64) -> UInt64? {
         var i = Int(truncatingIfNeeded: hash) & mask
-        while slots[i].used {
-            if slots[i].hash == hash, slots[i].key == key { return i }
+        while slots[i].serial != 0 {
+            if slots[i].hash == hash, ring[Int(slots[i].serial - base)].key == key { return slots[i].serial }
             i = (i + 1) & mask
         }
         return nil
     }
 
-    func find(hash: UInt64, serial: UInt64) -> Int? {
+    subscript(serial: UInt64) -> Transaction {
+        get { ring[Int(serial - base)].transaction }
+        set { ring[Int(serial - base)].transaction = newValue }
+    }
+
+    /// Appends a transaction (its serial must be `nextSerial`) and indexes it.
+    mutating func append(_ key: TransactionKey, hash: UInt64, _ transaction: Transaction) {
+        if (indexedCount + 1) * 2 > slots.count { grow() }
         var i = Int(truncatingIfNeeded: hash) & mask
-        while slots[i].used {
-            if slots[i].hash == hash, slots[i].transaction.serial == serial { return i }
-            i = (i + 1) & mask
+        while slots[i].serial != 0 { i = (i + 1) & mask }
+        slots[i] = Slot(hash: hash, serial: transaction.serial)
+        indexedCount += 1
+        ring.append(Entry(key: key, hash: hash, transaction: transaction))
+    }
+
+    /// Takes the oldest transaction out of the window and the index.
+    mutating func removeOldest() -> Entry? {
+        guard let entry = ring.popFirst() else { return nil }
+        if entry.indexed { unindex(hash: entry.hash, serial: entry.transaction.serial) }
+        base += 1
+        return entry
+    }
+
+    /// Drops a transaction from the index (a new one reuses its key); it leaves the ring in its turn.
+    mutating func retire(_ serial: UInt64) {
+        let i = Int(serial - base)
+        guard ring[i].indexed else { return }
+        ring[i].indexed = false
+        unindex(hash: ring[i].hash, serial: serial)
+    }
+
+    private mutating func unindex(hash: UInt64, serial: UInt64) {
+        var hole = Int(truncatingIfNeeded: hash) & mask
+        while slots[hole].serial != serial {
+            guard slots[hole].serial != 0 else { return }
+            hole = (hole + 1) & mask
         }
-        return nil
-    }
-
-    subscript(slot: Int) -> Transaction {
-        get { slots[slot].transaction }
-        set { slots[slot].transaction = newValue }
-    }
-
-    /// Adds a transaction whose key is not in the table.
-    mutating func insert(_ key: TransactionKey, hash: UInt64, _ transaction: Transaction) {
-        if (count + 1) * 2 > slots.count { grow() }
-        var i = Int(truncatingIfNeeded: hash) & mask
-        while slots[i].used { i = (i + 1) & mask }
-        slots[i] = Slot(used: true, hash: hash, key: key, transaction: transaction)
-        count += 1
-    }
-
-    /// Removes the entry at `slot`, shifting later entries of its probe run back (no tombstones).
-    mutating func remove(at slot: Int) {
-        var hole = slot
-        var j = slot
+        var j = hole
         while true {
             j = (j + 1) & mask
-            guard slots[j].used else { break }
+            guard slots[j].serial != 0 else { break }
             let home = Int(truncatingIfNeeded: slots[j].hash) & mask
             // The entry at j may move into the hole unless its home lies cyclically in (hole, j].
             let stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j)
@@ -110,20 +142,18 @@ struct TransactionTable {
                 hole = j
             }
         }
-        slots[hole].used = false
-        count -= 1
-    }
-
-    mutating func removeAll() {
-        for i in slots.indices { slots[i].used = false }
-        count = 0
+        slots[hole] = Slot()
+        indexedCount -= 1
     }
 
     private mutating func grow() {
         let old = slots
         slots = [Slot](repeating: Slot(), count: old.count * 2)
         mask = slots.count - 1
-        count = 0
-        for s in old where s.used { insert(s.key, hash: s.hash, s.transaction) }
+        for s in old where s.serial != 0 {
+            var i = Int(truncatingIfNeeded: s.hash) & mask
+            while slots[i].serial != 0 { i = (i + 1) & mask }
+            slots[i] = s
+        }
     }
 }
