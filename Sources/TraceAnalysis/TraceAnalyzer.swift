@@ -10,12 +10,13 @@ public import Reports
 /// A transaction is (client address and port, resolver address and port, DNS id, question name
 /// case-folded, type). A query whose transaction is still pending is a retransmission: it joins the
 /// first query, whose send time the RTT is measured from (as tshark's `dns.time`). The first response
-/// within Tmax answers it; later ones are duplicates. After Tmax the transaction is lost (RFC 7680) and
-/// moves to a table of recent losses, so a response up to `lateWindow` later is counted late.
+/// within Tmax answers it; later ones up to Tmax after the query are duplicates. After Tmax a pending
+/// transaction is lost (RFC 7680) and moves to a table of recent losses, so a response up to
+/// `lateWindow` later is counted late.
 ///
-/// Memory: completed transactions leave the pending table; answered ones stay only for Tmax (to
-/// recognise duplicates) and lost ones for the late window; aggregates are histograms. Memory follows
-/// the query rate times Tmax, never the number of answered queries.
+/// Memory: transactions live in a send-order ring until Tmax after their query, lost ones until the end
+/// of their late window; aggregates are histograms. Memory follows the query rate times Tmax, never
+/// the number of answered queries.
 public struct TraceAnalyzer {
     public let options: TraceOptions
 
