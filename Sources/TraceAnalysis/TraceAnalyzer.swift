@@ -47,7 +47,11 @@ public struct TraceAnalyzer {
     private var groupMetrics: [TraceMetrics] = []
     private var domains: TunnelDomains
     private var domainQueries: [Int] = []
-    private var domainTypes: [[UInt16: Int]] = []
+    /// Per domain: queries for NULL or PRIVATE (iodine), and for TXT; what `kind` needs.
+    private var domainNullQueries: [Int] = []
+    private var domainTXTQueries: [Int] = []
+    private var lastGroupKey: UInt64 = .max
+    private var lastGroup: Int32 = 0
     private var lastEndpoint: Endpoint?
     private var lastResolver: Int32 = 0
 
@@ -159,7 +163,12 @@ public struct TraceAnalyzer {
 
     private mutating func group(resolver: Int32, domain: Int32, qtype: UInt16) -> Int32 {
         let packed = UInt64(UInt32(bitPattern: resolver)) << 32 | UInt64(UInt16(truncatingIfNeeded: domain)) << 16 | UInt64(qtype)
-        if let known = groupIndex[packed] { return known }
+        if packed == lastGroupKey { return lastGroup }
+        if let known = groupIndex[packed] {
+            lastGroupKey = packed
+            lastGroup = known
+            return known
+        }
         guard groupKeys.count < options.maxGroups else { return Int32(options.maxGroups - 1) }
         let index = Int32(groupKeys.count)
         groupIndex[packed] = index
@@ -186,10 +195,12 @@ public struct TraceAnalyzer {
         let d = domains.domain(scan: scan, name: nameBuffer, suffixHashes: suffixHashes, labelStarts: labelStarts)
         if Int(d) >= domainQueries.count {
             domainQueries.append(0)
-            domainTypes.append([:])
+            domainNullQueries.append(0)
+            domainTXTQueries.append(0)
         }
         domainQueries[Int(d)] += 1
-        domainTypes[Int(d)][scan.qtype, default: 0] += 1
+        if scan.qtype == 10 || scan.qtype == 65399 { domainNullQueries[Int(d)] += 1 }
+        if scan.qtype == 16 { domainTXTQueries[Int(d)] += 1 }
         let g = group(resolver: r, domain: d, qtype: scan.qtype)
         let serial = window.nextSerial
         let fate = options.recordFates ? fates.query(resolver: r, domain: d, sent: time, size: size) : -1
@@ -311,7 +322,9 @@ public struct TraceAnalyzer {
         }
         let domainList = domains.names.indices.map { d in
             TraceReport.Domain(domain: domains.names[d], queries: d < domainQueries.count ? domainQueries[d] : 0,
-                               kind: TraceStatsBuilder.kind(isTunnel: domains.isTunnel[d], types: d < domainTypes.count ? domainTypes[d] : [:]))
+                               kind: TraceStatsBuilder.kind(isTunnel: domains.isTunnel[d], queries: d < domainQueries.count ? domainQueries[d] : 0,
+                                                           nullQueries: d < domainNullQueries.count ? domainNullQueries[d] : 0,
+                                                           txtQueries: d < domainTXTQueries.count ? domainTXTQueries[d] : 0))
         }
         let settings = TraceReport.Settings(
             tmaxMs: Double(options.tmaxNanos) / 1e6, lateWindowMs: Double(options.lateWindowNanos) / 1e6,
