@@ -143,7 +143,7 @@ public final class LiveCapture: @unchecked Sendable {
         while state.withLock({ $0.running }) {
             let n = pcap_dispatch(p, -1, { user, header, bytes in
                 guard let user, let header, let bytes else { return }
-                Unmanaged<LiveCapture>.fromOpaque(user).takeUnretainedValue().handle(header, bytes)
+                Unmanaged<LiveCapture>.fromOpaque(user).takeUnretainedValue().deliver(header, bytes)
             }, UnsafeMutablePointer(OpaquePointer(context)))
             if n < 0 { break }  // PCAP_ERROR_BREAK after pcap_breakloop, or the device went away
         }
@@ -171,7 +171,7 @@ public final class LiveCapture: @unchecked Sendable {
         finished.signal()
     }
 
-    private func handle(_ header: UnsafePointer<pcap_pkthdr>, _ bytes: UnsafePointer<UInt8>) {
+    private func deliver(_ header: UnsafePointer<pcap_pkthdr>, _ bytes: UnsafePointer<UInt8>) {
         received += 1
         if let dumper {
             pcap_dump(UnsafeMutablePointer<UInt8>(dumper), header, bytes)
