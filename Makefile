@@ -26,6 +26,7 @@ demo: build
 
 bench: build
 	./scripts/bench-scan.sh
+	./scripts/bench-trace.sh
 
 clean:
 	rm -rf .build

@@ -10,8 +10,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
 swift build -c release --product tunnelprobe >/dev/null
 bin=$(realpath .build/release/tunnelprobe)
-gcc -O2 -o "$work/tracegen" scripts/bench/tracegen.c -lpcap
-gcc -O2 -o "$work/pcaploop" scripts/bench/pcaploop.c -lpcap
+cc=${CC:-$(command -v gcc || command -v clang)}  # the Swift toolchain brings clang
+"$cc" -O2 -o "$work/tracegen" scripts/bench/tracegen.c -lpcap
+"$cc" -O2 -o "$work/pcaploop" scripts/bench/pcaploop.c -lpcap
 
 for queries in ${QUERIES:-505000 1010000}; do
   file="$work/dns-$queries.pcap"
