@@ -52,6 +52,8 @@ public final class LiveCapture: @unchecked Sendable {
     private let state = Mutex<State>(State())
     private struct State {
         var running = false
+        /// Set by the capture thread once it left pcap_dispatch: the handle must not be poked after that.
+        var loopEnded = false
         var stats = CaptureStats()
     }
     private var handle: OpaquePointer?
@@ -125,15 +127,13 @@ public final class LiveCapture: @unchecked Sendable {
 
     /// Stops the capture, flushes and closes the file, and returns the counters. Safe to call twice.
     public func stop() -> CaptureStats {
-        let wasRunning = state.withLock { s in
-            let was = s.running
+        let wait = state.withLock { s -> Bool in
+            guard s.running else { return false }
             s.running = false
-            return was
+            if !s.loopEnded, let handle { pcap_breakloop(handle) }
+            return true
         }
-        if wasRunning, let handle {
-            pcap_breakloop(handle)
-            finished.wait()
-        }
+        if wait { finished.wait() }
         return state.withLock { $0.stats }
     }
 
@@ -147,6 +147,7 @@ public final class LiveCapture: @unchecked Sendable {
             }, UnsafeMutablePointer(OpaquePointer(context)))
             if n < 0 { break }  // PCAP_ERROR_BREAK after pcap_breakloop, or the device went away
         }
+        state.withLock { $0.loopEnded = true }
         var pcapStats = pcap_stat()
         let haveStats = pcap_stats(p, &pcapStats) == 0
         if let dumper {
@@ -158,7 +159,6 @@ public final class LiveCapture: @unchecked Sendable {
         handle = nil
         decoder.finish()
         state.withLock { s in
-            s.running = false
             s.stats.received = received
             s.stats.written = written
             s.stats.decoded = decoder.decoded
