@@ -154,7 +154,7 @@ public struct TraceAnalyzer {
             resolverNames.append(endpoint)
             resolverMetrics.append(TraceMetrics())
         } else {
-            index = Int32(options.maxResolvers - 1)  // the last one absorbs the rest; the report says so
+            index = Int32(options.maxResolvers - 1)  // the last one absorbs the rest (docs/TRACE.md, "Memory")
         }
         lastEndpoint = endpoint
         lastResolver = index
