@@ -30,6 +30,7 @@ demo: build
 bench: build
 	./scripts/bench-scan.sh
 	./scripts/bench-path.sh
+	./scripts/bench-trace.sh
 
 clean:
 	rm -rf .build

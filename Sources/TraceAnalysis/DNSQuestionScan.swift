@@ -149,3 +149,22 @@ extension UnsafeRawBufferPointer {
         UInt16(self[offset]) << 8 | UInt16(self[offset + 1])
     }
 }
+
+/// The buffers one question scan writes into, allocated once per analyzer.
+final class QuestionScratch: @unchecked Sendable {
+    let name = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 8)
+    let suffixHashes = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
+    let labelStarts = UnsafeMutableBufferPointer<Int>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
+
+    init() {
+        name.initializeMemory(as: UInt8.self, repeating: 0)
+        suffixHashes.initialize(repeating: 0)
+        labelStarts.initialize(repeating: 0)
+    }
+
+    deinit {
+        name.deallocate()
+        suffixHashes.deallocate()
+        labelStarts.deallocate()
+    }
+}

@@ -10,37 +10,20 @@ public import Reports
 /// A transaction is (client address and port, resolver address and port, DNS id, question name
 /// case-folded, type). A query whose transaction is still pending is a retransmission: it joins the
 /// first query, whose send time the RTT is measured from (as tshark's `dns.time`). The first response
-/// within Tmax answers it; later ones are duplicates. After Tmax the transaction is lost (RFC 7680) and
-/// moves to a table of recent losses, so a response up to `lateWindow` later is counted late.
+/// within Tmax answers it; later ones up to Tmax after the query are duplicates. After Tmax a pending
+/// transaction is lost (RFC 7680) and moves to a table of recent losses, so a response up to
+/// `lateWindow` later is counted late.
 ///
-/// Memory: completed transactions leave the pending table; answered ones stay only for Tmax (to
-/// recognise duplicates) and lost ones for the late window; aggregates are histograms. Memory follows
-/// the query rate times Tmax, never the number of answered queries.
-public final class TraceAnalyzer {
+/// Memory: transactions live in a send-order ring until Tmax after their query, lost ones until the end
+/// of their late window; aggregates are histograms. Memory follows the query rate times Tmax, never
+/// the number of answered queries.
+public struct TraceAnalyzer {
     public let options: TraceOptions
 
-    private struct TransactionKey: Hashable {
-        var client: IPAddress
-        var clientPort: UInt16
-        var id: UInt16
-        var resolver: Int32
-        var qtype: UInt16
-        var name: UInt64
-    }
-
-    private struct Open {
-        var serial: UInt64
-        var sent: Int64
-        var group: Int32
-        var resolverSequence: UInt32
-        var groupSequence: UInt32
-        var fate: Int32
-    }
-
-    private struct Expiry {
+    private struct LostExpiry {
+        var at: Int64
         var key: TransactionKey
         var serial: UInt64
-        var at: Int64
     }
 
     private struct Endpoint: Hashable {
@@ -48,13 +31,12 @@ public final class TraceAnalyzer {
         var port: UInt16
     }
 
-    private var pending: [TransactionKey: Open] = [:]
-    private var pendingQueue = Deque<Expiry>()
-    private var answered: [TransactionKey: Open] = [:]
-    private var answeredQueue = Deque<Expiry>()
-    private var lostRecently: [TransactionKey: Open] = [:]
-    private var lostQueue = Deque<Expiry>()
-    private var serial: UInt64 = 0
+    private var window = TransactionWindow()
+    /// Lost transactions in their late window, and the order in which that window ends.
+    private var lost: [TransactionKey: Transaction] = [:]
+    private var lostQueue = Deque<LostExpiry>()
+    /// `options.dnsPorts` as a bitmap: two lookups per packet.
+    private var dnsPortBits = [UInt64](repeating: 0, count: 1024)
     private var now: Int64 = .min
 
     private var resolverIndex: [Endpoint: Int32] = [:]
@@ -65,7 +47,11 @@ public final class TraceAnalyzer {
     private var groupMetrics: [TraceMetrics] = []
     private var domains: TunnelDomains
     private var domainQueries: [Int] = []
-    private var domainTypes: [[UInt16: Int]] = []
+    /// Per domain: queries for NULL or PRIVATE (iodine), and for TXT; what `kind` needs.
+    private var domainNullQueries: [Int] = []
+    private var domainTXTQueries: [Int] = []
+    private var lastGroupKey: UInt64 = .max
+    private var lastGroup: Int32 = 0
     private var lastEndpoint: Endpoint?
     private var lastResolver: Int32 = 0
 
@@ -80,25 +66,24 @@ public final class TraceAnalyzer {
     public private(set) var dnsUndecoded: [String: Int] = [:]
 
     // Scratch buffers for the question scan, allocated once.
-    private let nameBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 8)
-    private let suffixHashes = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
-    private let labelStarts = UnsafeMutableBufferPointer<Int>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
+    private let scratch = QuestionScratch()
+    private var nameBuffer: UnsafeMutableRawBufferPointer { scratch.name }
+    private var suffixHashes: UnsafeMutableBufferPointer<UInt64> { scratch.suffixHashes }
+    private var labelStarts: UnsafeMutableBufferPointer<Int> { scratch.labelStarts }
 
     public init(options: TraceOptions = TraceOptions()) {
         self.options = options
         domains = TunnelDomains(encodedLabelMin: options.encodedLabelMin, maxDomains: options.maxDomains)
-        nameBuffer.initializeMemory(as: UInt8.self, repeating: 0)
+        for port in options.dnsPorts { dnsPortBits[Int(port) >> 6] |= 1 << UInt64(port & 63) }
     }
 
-    deinit {
-        nameBuffer.deallocate()
-        suffixHashes.deallocate()
-        labelStarts.deallocate()
+    @inline(__always) private func isDNSPort(_ port: UInt16) -> Bool {
+        dnsPortBits[Int(port) >> 6] & (1 << UInt64(port & 63)) != 0
     }
 
     /// Reads one capture file to its end. A read error (cut or corrupt record) is returned in the file
     /// summary after every record before it has been analysed; opening errors are thrown.
-    public func read(path: String, stop: () -> Bool = { false }) throws(CaptureError) -> TraceReport.File {
+    public mutating func read(path: String, stop: () -> Bool = { false }) throws(CaptureError) -> TraceReport.File {
         let reader = try CaptureFileReader(path: path, filter: options.filter)
         var decoder = PacketDecoder(linkType: reader.linkType)
         var failure: CaptureError?
@@ -120,8 +105,8 @@ public final class TraceAnalyzer {
     }
 
     /// One decoded packet (also the entry point for live capture and tests).
-    public func packet(_ header: PacketHeader, _ payload: UnsafeRawBufferPointer) {
-        guard options.dnsPorts.contains(header.sourcePort) || options.dnsPorts.contains(header.destinationPort) else {
+    public mutating func packet(_ header: PacketHeader, _ payload: UnsafeRawBufferPointer) {
+        guard isDNSPort(header.sourcePort) || isDNSPort(header.destinationPort) else {
             notDNS += 1
             return
         }
@@ -133,13 +118,16 @@ public final class TraceAnalyzer {
         case .udp:
             message(header, payload)
         case .tcp:
-            streams.segment(header, payload) { message in self.message(header, message) }
+            // DNS over TCP is rare next to UDP: the messages a segment completes are copied out.
+            var messages: [[UInt8]] = []
+            streams.segment(header, payload) { messages.append(Array($0)) }
+            for m in messages { m.withUnsafeBytes { message(header, $0) } }
         }
     }
 
     // MARK: - Transactions
 
-    private func message(_ header: PacketHeader, _ bytes: UnsafeRawBufferPointer) {
+    private mutating func message(_ header: PacketHeader, _ bytes: UnsafeRawBufferPointer) {
         var scan = DNSQuestionScan()
         if let failure = DNSQuestionScan.scan(bytes, name: nameBuffer, suffixHashes: suffixHashes,
                                              labelStarts: labelStarts, into: &scan) {
@@ -155,7 +143,7 @@ public final class TraceAnalyzer {
         }
     }
 
-    private func resolver(_ endpoint: Endpoint) -> Int32 {
+    private mutating func resolver(_ endpoint: Endpoint) -> Int32 {
         if endpoint == lastEndpoint { return lastResolver }
         let index: Int32
         if let known = resolverIndex[endpoint] {
@@ -166,16 +154,21 @@ public final class TraceAnalyzer {
             resolverNames.append(endpoint)
             resolverMetrics.append(TraceMetrics())
         } else {
-            index = Int32(options.maxResolvers - 1)  // the last one absorbs the rest; the report says so
+            index = Int32(options.maxResolvers - 1)  // the last one absorbs the rest (docs/TRACE.md, "Memory")
         }
         lastEndpoint = endpoint
         lastResolver = index
         return index
     }
 
-    private func group(resolver: Int32, domain: Int32, qtype: UInt16) -> Int32 {
+    private mutating func group(resolver: Int32, domain: Int32, qtype: UInt16) -> Int32 {
         let packed = UInt64(UInt32(bitPattern: resolver)) << 32 | UInt64(UInt16(truncatingIfNeeded: domain)) << 16 | UInt64(qtype)
-        if let known = groupIndex[packed] { return known }
+        if packed == lastGroupKey { return lastGroup }
+        if let known = groupIndex[packed] {
+            lastGroupKey = packed
+            lastGroup = known
+            return known
+        }
         guard groupKeys.count < options.maxGroups else { return Int32(options.maxGroups - 1) }
         let index = Int32(groupKeys.count)
         groupIndex[packed] = index
@@ -184,115 +177,127 @@ public final class TraceAnalyzer {
         return index
     }
 
-    private func query(_ header: PacketHeader, _ scan: DNSQuestionScan, size: Int, time: Int64) {
+    private mutating func query(_ header: PacketHeader, _ scan: DNSQuestionScan, size: Int, time: Int64) {
         let r = resolver(Endpoint(address: header.destination, port: header.destinationPort))
         let key = TransactionKey(client: header.source, clientPort: header.sourcePort, id: scan.id, resolver: r,
                                  qtype: scan.qtype, name: scan.nameHash)
-        if let open = pending[key] {
-            resolverMetrics[Int(r)].retransmissions += 1
-            groupMetrics[Int(open.group)].retransmissions += 1
-            return
+        let hash = key.hash
+        if let serial = window.find(key, hash: hash) {
+            let known = window[serial]
+            if known.state == .pending {
+                // Same id and question while unanswered: a retransmission joins the first query (as tshark).
+                resolverMetrics[Int(r)].retransmissions += 1
+                groupMetrics[Int(known.group)].retransmissions += 1
+                return
+            }
+            window.retire(serial)  // the id and question are reused by a new transaction
         }
         let d = domains.domain(scan: scan, name: nameBuffer, suffixHashes: suffixHashes, labelStarts: labelStarts)
         if Int(d) >= domainQueries.count {
             domainQueries.append(0)
-            domainTypes.append([:])
+            domainNullQueries.append(0)
+            domainTXTQueries.append(0)
         }
         domainQueries[Int(d)] += 1
-        domainTypes[Int(d)][scan.qtype, default: 0] += 1
+        if scan.qtype == 10 || scan.qtype == 65399 { domainNullQueries[Int(d)] += 1 }
+        if scan.qtype == 16 { domainTXTQueries[Int(d)] += 1 }
         let g = group(resolver: r, domain: d, qtype: scan.qtype)
-        serial += 1
+        let serial = window.nextSerial
         let fate = options.recordFates ? fates.query(resolver: r, domain: d, sent: time, size: size) : -1
-        let open = Open(serial: serial, sent: time, group: g,
-                        resolverSequence: resolverMetrics[Int(r)].takeSequence(),
-                        groupSequence: groupMetrics[Int(g)].takeSequence(), fate: fate)
-        pending[key] = open
-        pendingQueue.append(Expiry(key: key, serial: serial, at: time))
+        let transaction = Transaction(serial: serial, sent: time, group: g,
+                                      resolverSequence: resolverMetrics[Int(r)].takeSequence(),
+                                      groupSequence: groupMetrics[Int(g)].takeSequence(), fate: fate)
+        window.append(key, hash: hash, transaction)
         resolverMetrics[Int(r)].queries += 1
         resolverMetrics[Int(r)].querySizes.record(size)
         groupMetrics[Int(g)].queries += 1
         groupMetrics[Int(g)].querySizes.record(size)
     }
 
-    private func response(_ header: PacketHeader, _ scan: DNSQuestionScan, size: Int, time: Int64) {
+    private mutating func response(_ header: PacketHeader, _ scan: DNSQuestionScan, size: Int, time: Int64) {
         let r = resolver(Endpoint(address: header.source, port: header.sourcePort))
         let key = TransactionKey(client: header.destination, clientPort: header.destinationPort, id: scan.id, resolver: r,
                                  qtype: scan.qtype, name: scan.nameHash)
-        if let open = pending.removeValue(forKey: key) {
-            let rtt = time - open.sent
-            update(r, open.group) { m in
-                m.answered += 1
-                m.recordRTT(nanoseconds: rtt)
-                m.responseSizes.record(size)
-                m.rcodes[Int(scan.rcode)] += 1
-                if scan.truncated { m.truncated += 1 }
+        if let serial = window.find(key, hash: key.hash) {
+            var t = window[serial]
+            if t.state == .pending {
+                let rtt = time - t.sent
+                update(r, t.group) { m in
+                    m.answered += 1
+                    m.recordRTT(nanoseconds: rtt)
+                    m.responseSizes.record(size)
+                    m.rcodes[Int(scan.rcode)] += 1
+                    if scan.truncated { m.truncated += 1 }
+                }
+                resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
+                groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
+                if t.fate >= 0 { fates.delivered(t.fate, delay: rtt) }
+                t.state = .answered
+                window[serial] = t
+            } else {
+                update(r, t.group) { $0.duplicates += 1 }
+                if t.fate >= 0 { fates.copy(t.fate) }
             }
-            resolverMetrics[Int(r)].arrival(sequence: open.resolverSequence)
-            groupMetrics[Int(open.group)].arrival(sequence: open.groupSequence)
-            if open.fate >= 0 { fates.delivered(open.fate, delay: rtt) }
-            answered[key] = open
-            answeredQueue.append(Expiry(key: key, serial: open.serial, at: time))
-        } else if let open = answered[key] {
-            update(r, open.group) { $0.duplicates += 1 }
-            if open.fate >= 0 { fates.copy(open.fate) }
-        } else if let open = lostRecently.removeValue(forKey: key) {
-            update(r, open.group) { m in
-                m.late += 1
-                m.responseSizes.record(size)
-                m.rcodes[Int(scan.rcode)] += 1
-                if scan.truncated { m.truncated += 1 }
+        } else if !lost.isEmpty, var t = lost[key] {
+            if t.state == .lost {
+                update(r, t.group) { m in
+                    m.late += 1
+                    m.responseSizes.record(size)
+                    m.rcodes[Int(scan.rcode)] += 1
+                    if scan.truncated { m.truncated += 1 }
+                }
+                resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
+                groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
+                t.state = .late
+                lost[key] = t
+            } else {
+                update(r, t.group) { $0.duplicates += 1 }
             }
-            resolverMetrics[Int(r)].arrival(sequence: open.resolverSequence)
-            groupMetrics[Int(open.group)].arrival(sequence: open.groupSequence)
         } else {
             resolverMetrics[Int(r)].unmatchedResponses += 1
         }
     }
 
-    @inline(__always) private func update(_ r: Int32, _ g: Int32, _ change: (inout TraceMetrics) -> Void) {
+    @inline(__always) private mutating func update(_ r: Int32, _ g: Int32, _ change: (inout TraceMetrics) -> Void) {
         change(&resolverMetrics[Int(r)])
         change(&groupMetrics[Int(g)])
     }
 
-    /// Moves transactions past Tmax to the lost table, and forgets answered and lost ones past their windows.
-    private func expire(upTo limit: Int64? = nil) {
-        let t = limit ?? now
-        while let head = pendingQueue.first, limit == .max || head.at + options.tmaxNanos < t {
-            pendingQueue.removeFirst()
-            guard let open = pending[head.key], open.serial == head.serial else { continue }
-            pending[head.key] = nil
-            loss(open)
-            if limit != .max {
-                lostRecently[head.key] = open
-                lostQueue.append(Expiry(key: head.key, serial: open.serial, at: head.at + options.tmaxNanos))
+    /// Ends the Tmax window of transactions sent more than Tmax ago (pending ones are lost, RFC 7680;
+    /// answered ones are forgotten, so a duplicate is recognised until Tmax after its query), and the
+    /// late window of lost ones.
+    private mutating func expire(final: Bool = false) {
+        while let head = window.oldest, final || head.transaction.sent + options.tmaxNanos < now {
+            guard let entry = window.removeOldest() else { break }
+            var t = entry.transaction
+            guard t.state == .pending else { continue }
+            loss(t)
+            if !final, entry.indexed {
+                t.state = .lost
+                lost[entry.key] = t
+                lostQueue.append(LostExpiry(at: t.sent + options.tmaxNanos, key: entry.key, serial: t.serial))
             }
         }
-        while let head = answeredQueue.first, limit == .max || head.at + options.tmaxNanos < t {
-            answeredQueue.removeFirst()
-            if answered[head.key]?.serial == head.serial { answered[head.key] = nil }
-        }
-        while let head = lostQueue.first, limit == .max || head.at + options.lateWindowNanos < t {
+        while let head = lostQueue.first, final || head.at + options.lateWindowNanos < now {
             lostQueue.removeFirst()
-            if lostRecently[head.key]?.serial == head.serial { lostRecently[head.key] = nil }
+            if lost[head.key]?.serial == head.serial { lost[head.key] = nil }
         }
     }
 
-    private func loss(_ open: Open) {
-        let r = groupKeys[Int(open.group)].resolver
-        update(r, open.group) { $0.lost += 1 }
+    private mutating func loss(_ t: Transaction) {
+        let r = groupKeys[Int(t.group)].resolver
+        update(r, t.group) { $0.lost += 1 }
     }
 
     // MARK: - Results
 
     /// Ends the analysis: every query still waiting is lost (no response by the end of the capture).
-    public func finish() {
-        expire(upTo: .max)
-        answered.removeAll()
-        lostRecently.removeAll()
+    public mutating func finish() {
+        expire(final: true)
     }
 
     /// The memory the matcher holds right now (transactions pending, recently answered, recently lost).
-    public var openTransactions: Int { pending.count + answered.count + lostRecently.count }
+    public var openTransactions: Int { window.count + lost.count }
 
     public func report(run: RunInfo, files: [TraceReport.File]) -> TraceReport {
         var undecodedAll = undecoded.byReason
@@ -317,7 +322,9 @@ public final class TraceAnalyzer {
         }
         let domainList = domains.names.indices.map { d in
             TraceReport.Domain(domain: domains.names[d], queries: d < domainQueries.count ? domainQueries[d] : 0,
-                               kind: TraceStatsBuilder.kind(isTunnel: domains.isTunnel[d], types: d < domainTypes.count ? domainTypes[d] : [:]))
+                               kind: TraceStatsBuilder.kind(isTunnel: domains.isTunnel[d], queries: d < domainQueries.count ? domainQueries[d] : 0,
+                                                           nullQueries: d < domainNullQueries.count ? domainNullQueries[d] : 0,
+                                                           txtQueries: d < domainTXTQueries.count ? domainTXTQueries[d] : 0))
         }
         let settings = TraceReport.Settings(
             tmaxMs: Double(options.tmaxNanos) / 1e6, lateWindowMs: Double(options.lateWindowNanos) / 1e6,

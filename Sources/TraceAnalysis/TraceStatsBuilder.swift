@@ -79,12 +79,10 @@ enum TraceStatsBuilder {
     /// The engine a domain's traffic looks like. iodine asks for NULL (or its PRIVATE type 65399) by
     /// default; MasterDnsVPN, dnstt and tunnelprobe's probes carry data in TXT answers to long encoded
     /// names. A label, not a proof: it only says which records carry the encoded names.
-    static func kind(isTunnel: Bool, types: [UInt16: Int]) -> String {
+    static func kind(isTunnel: Bool, queries: Int, nullQueries: Int, txtQueries: Int) -> String {
         guard isTunnel else { return "plain" }
-        let total = types.values.reduce(0, +)
-        let null = (types[10] ?? 0) + (types[65399] ?? 0)
-        if null * 2 >= total, null > 0 { return "iodine-like" }
-        if (types[16] ?? 0) * 2 >= total { return "txt-tunnel" }
+        if nullQueries * 2 >= queries, nullQueries > 0 { return "iodine-like" }
+        if txtQueries * 2 >= queries, txtQueries > 0 { return "txt-tunnel" }
         return "tunnel"
     }
 }

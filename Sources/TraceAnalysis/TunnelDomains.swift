@@ -13,6 +13,9 @@ struct TunnelDomains {
     private var bySuffixHash: [UInt64: Int32] = [:]
     private var tunnelSuffixes: [UInt64: Int32] = [:]
     private var otherID: Int32?
+    // The previous tunnel name's domain: a tunnel's queries follow each other under one suffix.
+    private var lastHash: UInt64 = 0
+    private var lastID: Int32 = -1
     static let otherName = "(other domains)"
 
     init(encodedLabelMin: Int = 16, maxDomains: Int = 2048) {
@@ -32,8 +35,11 @@ struct TunnelDomains {
             for i in 0..<n where Int(name[labelStarts[i]]) >= encodedLabelMin { last = i }
             let start = last + 1
             let hash = start < n ? suffixHashes[start] : DNSQuestionScan.mix(0, 0)
+            if hash == lastHash, lastID >= 0 { return lastID }
             let id = intern(hash: hash, start: start, name: name, labelStarts: labelStarts, count: n, tunnel: true)
             if tunnelSuffixes[hash] == nil, tunnelSuffixes.count < maxDomains { tunnelSuffixes[hash] = id }
+            lastHash = hash
+            lastID = id
             return id
         }
         if !tunnelSuffixes.isEmpty {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Capture
 import DNSWire
 import Foundation
 import NIOCore
@@ -81,6 +82,12 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(help: "Where this scan runs from, recorded in the report (default: host name).")
     var vantage: String?
 
+    @Option(help: "Capture the probe traffic (UDP to and from the scanned resolvers) into this pcap file.")
+    var capture: String?
+
+    @Option(help: "Device for --capture (default: any, every interface of this network namespace).")
+    var captureDevice: String = "any"
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -152,6 +159,18 @@ struct ScanCommand: AsyncParsableCommand {
         let prober = Prober(engine: engine, key: key, encoding: configuration.encoding, timeout: configuration.timeout,
                             pacer: perResolverQps > 0 ? Pacer(queriesPerSecond: perResolverQps) : nil)
         let scanner = Scanner(configuration: configuration, prober: prober)
+        var liveCapture: LiveCapture?
+        if let capture {
+            let endpoints = list.resolvers.compactMap { r in
+                IPAddress(r.host).map { ProbeCapture.Endpoint(address: $0, port: UInt16(clamping: r.port)) }
+            }
+            let live = ProbeCapture.live(endpoints: endpoints, device: captureDevice, writeTo: capture)
+            do { try live.start() } catch {
+                await engine.shutdown()
+                throw fail("--capture: \(error)", error.code == .permissionDenied ? Exit.noPermission : Exit.environment)
+            }
+            liveCapture = live
+        }
         let progress = common.showsProgress ? ProgressLine() : nil
         var report: (@Sendable (ScanProgress) -> Void)?
         if let progress { report = { progress.update($0) } }
@@ -166,6 +185,10 @@ struct ScanCommand: AsyncParsableCommand {
         trap.release()
         progress?.finish()
         await engine.shutdown()
+        if let liveCapture, let capture {
+            let stats = liveCapture.stop()
+            logger.notice("capture \(capture): \(stats.written) packets written, \(stats.droppedByKernel) dropped by the kernel")
+        }
 
         let finished = Date()
         let runID = ReportWriter.runID(kind: "scan", date: started)

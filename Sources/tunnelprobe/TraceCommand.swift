@@ -67,7 +67,7 @@ struct TraceCommand: ParsableCommand {
         options.filter = filter
         options.encodedLabelMin = encodedLabelMin
         options.recordFates = exportFates != nil
-        let analyzer = TraceAnalyzer(options: options)
+        var analyzer = TraceAnalyzer(options: options)
 
         let interruption = Mutex<String?>(nil)
         let trap = SignalTrap { sig in interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" } }

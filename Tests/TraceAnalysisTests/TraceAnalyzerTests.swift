@@ -13,7 +13,7 @@ import Testing
     func analyse(_ capture: DNSCapture, options: TraceOptions = TraceOptions()) throws -> (TraceAnalyzer, TraceReport) {
         let path = try capture.write()
         defer { unlink(path) }
-        let analyzer = TraceAnalyzer(options: options)
+        var analyzer = TraceAnalyzer(options: options)
         let file = try analyzer.read(path: path)
         analyzer.finish()
         return (analyzer, analyzer.report(run: Self.run, files: [file]))
@@ -156,7 +156,7 @@ import Testing
     }
 
     @Test func memoryDoesNotGrowWithAnsweredQueries() throws {
-        let analyzer = TraceAnalyzer()
+        var analyzer = TraceAnalyzer()
         var peak = 0
         let q = DNSCapture.message(id: 0, response: false, name: Self.name(0))
         for i in 0..<50_000 {

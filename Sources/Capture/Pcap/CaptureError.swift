@@ -13,6 +13,8 @@ public struct CaptureError: Error, Sendable, Equatable, CustomStringConvertible 
         case badFilter
         /// The capture device cannot be opened or activated (missing, no permission).
         case deviceFailed
+        /// Capturing needs CAP_NET_RAW (root) and this process lacks it.
+        case permissionDenied
         /// Writing the capture file failed.
         case writeFailed
     }

@@ -52,6 +52,8 @@ public final class LiveCapture: @unchecked Sendable {
     private let state = Mutex<State>(State())
     private struct State {
         var running = false
+        /// Set by the capture thread once it left pcap_dispatch: the handle must not be poked after that.
+        var loopEnded = false
         var stats = CaptureStats()
     }
     private var handle: OpaquePointer?
@@ -101,7 +103,8 @@ public final class LiveCapture: @unchecked Sendable {
             let detail = String(cString: pcap_geterr(p))
             let message = String(cString: pcap_statustostr(status))
             pcap_close(p)
-            throw CaptureError(.deviceFailed, detail.isEmpty ? message : "\(message): \(detail)", source: device)
+            // PCAP_ERROR_PERM_DENIED (-8): no CAP_NET_RAW.
+            throw CaptureError(status == -8 ? .permissionDenied : .deviceFailed, detail.isEmpty ? message : "\(message): \(detail)", source: device)
         }
         var program = bpf_program()
         if pcap_compile(p, &program, filter, 1, CPcap_NETMASK_UNKNOWN) != 0 {
@@ -124,15 +127,13 @@ public final class LiveCapture: @unchecked Sendable {
 
     /// Stops the capture, flushes and closes the file, and returns the counters. Safe to call twice.
     public func stop() -> CaptureStats {
-        let wasRunning = state.withLock { s in
-            let was = s.running
+        let wait = state.withLock { s -> Bool in
+            guard s.running else { return false }
             s.running = false
-            return was
+            if !s.loopEnded, let handle { pcap_breakloop(handle) }
+            return true
         }
-        if wasRunning, let handle {
-            pcap_breakloop(handle)
-            finished.wait()
-        }
+        if wait { finished.wait() }
         return state.withLock { $0.stats }
     }
 
@@ -142,10 +143,11 @@ public final class LiveCapture: @unchecked Sendable {
         while state.withLock({ $0.running }) {
             let n = pcap_dispatch(p, -1, { user, header, bytes in
                 guard let user, let header, let bytes else { return }
-                Unmanaged<LiveCapture>.fromOpaque(user).takeUnretainedValue().handle(header, bytes)
+                Unmanaged<LiveCapture>.fromOpaque(user).takeUnretainedValue().deliver(header, bytes)
             }, UnsafeMutablePointer(OpaquePointer(context)))
             if n < 0 { break }  // PCAP_ERROR_BREAK after pcap_breakloop, or the device went away
         }
+        state.withLock { $0.loopEnded = true }
         var pcapStats = pcap_stat()
         let haveStats = pcap_stats(p, &pcapStats) == 0
         if let dumper {
@@ -157,7 +159,6 @@ public final class LiveCapture: @unchecked Sendable {
         handle = nil
         decoder.finish()
         state.withLock { s in
-            s.running = false
             s.stats.received = received
             s.stats.written = written
             s.stats.decoded = decoder.decoded
@@ -170,7 +171,7 @@ public final class LiveCapture: @unchecked Sendable {
         finished.signal()
     }
 
-    private func handle(_ header: UnsafePointer<pcap_pkthdr>, _ bytes: UnsafePointer<UInt8>) {
+    private func deliver(_ header: UnsafePointer<pcap_pkthdr>, _ bytes: UnsafePointer<UInt8>) {
         received += 1
         if let dumper {
             pcap_dump(UnsafeMutablePointer<UInt8>(dumper), header, bytes)
