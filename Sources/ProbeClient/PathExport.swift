@@ -22,7 +22,8 @@ public enum PathExport {
                 stream: .init(id: result.stream, elapsedSeconds: result.elapsedSeconds, achievedRate: rate,
                               drainsSent: result.drainsSent, drainsAnswered: result.drainsAnswered,
                               unmatched: result.unmatched, responderAbsent: result.responderAbsent,
-                              inFlightExcluded: result.inFlightExcluded, clientSocketDrops: result.clientSocketDrops),
+                              inFlightExcluded: result.inFlightExcluded, clientSocketDrops: result.clientSocketDrops,
+                              datagramsSent: result.datagramsSent, datagramsReceived: result.datagramsReceived),
                 analysis: analysis)
         }
         return PathReport(run: run, settings: settings, client: .init(udpReceiveBufferErrors: udpReceiveBufferErrors),

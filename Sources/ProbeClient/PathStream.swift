@@ -30,6 +30,8 @@ public final class PathStream: @unchecked Sendable {
     private var drainsSent = 0
     private var drainsAnswered = 0
     private var unmatched = 0
+    /// Every datagram read from the stream's socket, whatever it turned out to be (a capture counts these).
+    private var datagramsReceived = 0
     private var anyReply = false
     private var absent = false
     private var stopping = false
@@ -224,6 +226,7 @@ public final class PathStream: @unchecked Sendable {
 
     fileprivate func received(_ bytes: ByteBufferView, from source: SocketAddress) {
         let now = elapsed()
+        datagramsReceived += 1
         guard let message = try? DNSMessage(parsing: Array(bytes)), message.header.isResponse,
               message.questions.count == 1 else {
             unmatched += 1
@@ -280,7 +283,8 @@ public final class PathStream: @unchecked Sendable {
         }
         promise.succeed(PathStreamResult(
             resolver: resolver, stream: streamID, records: kept, wire: Array(wire.prefix(kept.count)),
-            drainsSent: drainsSent, drainsAnswered: drainsAnswered, unmatched: unmatched, responderAbsent: absent,
+            drainsSent: drainsSent, drainsAnswered: drainsAnswered, unmatched: unmatched,
+            datagramsSent: records.count + drainsSent, datagramsReceived: datagramsReceived, responderAbsent: absent,
             inFlightExcluded: excluded, clientSocketDrops: channel?.localAddress?.port.flatMap { UDPCounters.socketDrops(port: $0) },
             clockOriginMicros: originMicros, elapsedSeconds: Double(end) / 1e9))
     }

@@ -21,6 +21,10 @@ public struct PathStreamResult: Sendable {
     public var drainsAnswered: Int
     /// Datagrams that matched no probe of this stream (stray, forged, or of another stream).
     public var unmatched: Int
+    /// Query datagrams written (probes and drains) and datagrams read from the socket (every response
+    /// copy, drain answers, strays): what a capture of the stream counts.
+    public var datagramsSent: Int
+    public var datagramsReceived: Int
     /// True when no authenticated reply arrived within `absentAfter`.
     public var responderAbsent: Bool
     /// Probes sent but left out of `records` because the run was interrupted before their Tmax ran out.

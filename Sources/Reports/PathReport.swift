@@ -132,9 +132,16 @@ public struct PathReport: Codable, Sendable, Hashable {
         /// Datagrams the kernel dropped at the client's own socket (nil: not readable). Above 0, some
         /// down loss happened on the measuring host itself.
         public var clientSocketDrops: Int?
+        /// Query datagrams written (probes and drains) and every datagram read back: what a capture of
+        /// the stream counts (`--capture`).
+        public var datagramsSent: Int?
+        public var datagramsReceived: Int?
 
         public init(id: UInt32, elapsedSeconds: Double, achievedRate: Double?, drainsSent: Int, drainsAnswered: Int,
-                    unmatched: Int, responderAbsent: Bool, inFlightExcluded: Int, clientSocketDrops: Int? = nil) {
+                    unmatched: Int, responderAbsent: Bool, inFlightExcluded: Int, clientSocketDrops: Int? = nil,
+                    datagramsSent: Int? = nil, datagramsReceived: Int? = nil) {
+            self.datagramsSent = datagramsSent
+            self.datagramsReceived = datagramsReceived
             self.id = id
             self.elapsedSeconds = elapsedSeconds
             self.achievedRate = achievedRate
@@ -248,6 +255,8 @@ extension PathReport.Stream {
         try c.encode(responderAbsent, forKey: .responderAbsent)
         try c.encode(inFlightExcluded, forKey: .inFlightExcluded)
         try c.encode(clientSocketDrops, forKey: .clientSocketDrops)
+        try c.encodeIfPresent(datagramsSent, forKey: .datagramsSent)
+        try c.encodeIfPresent(datagramsReceived, forKey: .datagramsReceived)
     }
 }
 

@@ -1,3 +1,4 @@
+import Capture
 import ArgumentParser
 import DNSWire
 import Foundation
@@ -81,6 +82,12 @@ struct PathCommand: AsyncParsableCommand {
     @Option(help: "Where this run is measured from, recorded in the report (default: host name).")
     var vantage: String?
 
+    @Option(help: "Capture the probe traffic (UDP to and from the resolvers) into this pcap file.")
+    var capture: String?
+
+    @Option(help: "Device for --capture (default: any, every interface of this network namespace).")
+    var captureDevice: String = "any"
+
     @OptionGroup var common: CommonOptions
 
     static func directory(of file: String) -> String {
@@ -151,6 +158,17 @@ struct PathCommand: AsyncParsableCommand {
         if common.showsProgress {
             printErr("path: \(perResolver) probes to each of \(list.resolvers.count) resolver(s) at \(rate)/s ...")
         }
+        var liveCapture: LiveCapture?
+        if let capture {
+            let endpoints = list.resolvers.compactMap { r in
+                IPAddress(r.host).map { ProbeCapture.Endpoint(address: $0, port: UInt16(clamping: r.port)) }
+            }
+            let live = ProbeCapture.live(endpoints: endpoints, device: captureDevice, writeTo: capture)
+            do { try live.start() } catch {
+                throw fail("--capture: \(error)", error.code == .permissionDenied ? Exit.noPermission : Exit.environment)
+            }
+            liveCapture = live
+        }
         let task = Task { try await PathSession.run(settings) }
         let interruption = Mutex<String?>(nil)
         let trap = SignalTrap { sig in
@@ -160,9 +178,16 @@ struct PathCommand: AsyncParsableCommand {
         let results: [PathStreamResult]
         do { results = try await task.value } catch {
             trap.release()
+            _ = liveCapture?.stop()
             throw fail("cannot run the path streams: \(error)", Exit.environment)
         }
         trap.release()
+        if let liveCapture, let capture {
+            let stats = liveCapture.stop()
+            if !common.quiet {
+                printErr("capture \(capture): \(stats.written) packets written, \(stats.droppedByKernel) dropped by the kernel")
+            }
+        }
         let finished = Date()
         let reason = interruption.withLock { $0 }
         let drops = countersBefore.flatMap { before in
