@@ -40,8 +40,10 @@ struct LabPathCaptureTests {
             let report = try decoder.decode(PathReport.self, from: Data(contentsOf: URL(fileURLWithPath: work + "/report/path.json")))
             let records = try String(contentsOfFile: work + "/records.jsonl", encoding: .utf8).split(separator: "\n")
                 .map { try decoder.decode(PathExport.RecordLine.self, from: Data($0.utf8)) }
-            let queries = try LabFixture.shell(["tcpdump", "-nn", "-r", work + "/path.pcap", "dst", "host", resolver, "and", "udp", "port", "53"])
-            let responses = try LabFixture.shell(["tcpdump", "-nn", "-r", work + "/path.pcap", "src", "host", resolver, "and", "udp", "port", "53"])
+            // The relay listens in the client namespace, so a query's source address is the resolver's
+            // too (a local destination): tell the directions apart by port.
+            let queries = try LabFixture.shell(["tcpdump", "-nn", "-r", work + "/path.pcap", "udp", "dst", "port", "53"])
+            let responses = try LabFixture.shell(["tcpdump", "-nn", "-r", work + "/path.pcap", "udp", "src", "port", "53"])
             #expect(queries.status == 0 && responses.status == 0, "tcpdump -r failed")
             out = (report, records, relay,
                    queries.output.split(separator: "\n").count, responses.output.split(separator: "\n").count)
