@@ -35,6 +35,9 @@ struct ImpairCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "No summary on stderr.")
     var quiet = false
 
+    @Flag(help: "At exit, print the summary as JSON to stdout (the log's last line has the same).")
+    var json = false
+
     @Argument(parsing: .allUnrecognized, help: .hidden)
     var flags: [String] = []
 
@@ -64,5 +67,6 @@ struct ImpairCommand: AsyncParsableCommand {
         await relay.wait()
         let summary = await relay.stop()
         if !quiet { printErr(summary.text) }
+        if json { print("{\"summary\":\(summary.json)}") }
     }
 }

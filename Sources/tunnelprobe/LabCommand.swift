@@ -159,13 +159,16 @@ extension LabCommand {
 
         @OptionGroup var lab: LabSelection
 
+        @Flag(help: "Print {\"name\": ..., \"down\": true} instead of the sentence.")
+        var json = false
+
         func run() async throws {
             do {
                 try await Lab.down(name: lab.name, stateRoot: lab.stateRoot, logger: lab.logger)
             } catch {
                 throw LabCLI.fail(error)
             }
-            print("lab \(lab.name) is down")
+            print(json ? "{\"name\": \"\(lab.name)\", \"down\": true}" : "lab \(lab.name) is down")
         }
     }
 
