@@ -33,7 +33,10 @@ echo "== query rate against serve on loopback: dnsperf vs the tunnelprobe engine
 # costs less CPU per query leaves the responder more and "wins" without the responder being faster.
 # Pinning the responder to core 0 and every generator to core 1 asks the question the target means:
 # can the generator keep the responder saturated? CPU seconds per 1,000 answered queries are printed
-# too (from /usr/bin/time), the fairest figure when the machine is shared.
+# too (from /usr/bin/time), the fairest figure when the machine is shared. Three engine modes: the
+# full probe pipeline driven from the event loop (build, send, judge every probe), the same through
+# Swift tasks as the scan runs it, and the query engine alone on probes built in advance (what dnsperf
+# itself does with its data file).
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/k.key"
 taskset -c 0 "$bin" serve --domain vpn.lab.test --key-file "$work/k.key" --listen 127.0.0.1:5399 --rate-limit 0 --threads 1 --quiet &
 srv=$!
@@ -48,8 +51,11 @@ for round in 1 2 3; do
     --key-file "$work/k.key" --duration 8 --outstanding 100 > "$work/e" 2>&1
   /usr/bin/time -f "cpu %e %U %S" -o "$work/t3" taskset -c 1 "$bin" loadgen --server 127.0.0.1:5399 --domain vpn.lab.test \
     --key-file "$work/k.key" --duration 8 --outstanding 100 --mode tasks > "$work/t" 2>&1
+  /usr/bin/time -f "cpu %e %U %S" -o "$work/t4" taskset -c 1 "$bin" loadgen --server 127.0.0.1:5399 --domain vpn.lab.test \
+    --key-file "$work/k.key" --duration 8 --outstanding 100 --mode prebuilt > "$work/p" 2>&1
   per() { python3 -c "import sys; f=open(sys.argv[1]).read().split(); print(f'{(float(f[2])+float(f[3]))/max(1,int(sys.argv[2]))*1e6:.1f}')" "$1" "$2"; }
   echo "round $round: dnsperf $(rate "$work/d") qps ($(per "$work/t1" "$(answered "$work/d")") µs CPU/query)," \
        "engine event-loop $(rate "$work/e") qps ($(per "$work/t2" "$(awk '/Queries completed/ {print $3}' "$work/e")") µs)," \
-       "engine tasks $(rate "$work/t") qps ($(per "$work/t3" "$(awk '/Queries completed/ {print $3}' "$work/t")") µs)"
+       "engine tasks $(rate "$work/t") qps ($(per "$work/t3" "$(awk '/Queries completed/ {print $3}' "$work/t")") µs)," \
+       "engine prebuilt $(rate "$work/p") qps ($(per "$work/t4" "$(awk '/Queries completed/ {print $3}' "$work/p")") µs)"
 done

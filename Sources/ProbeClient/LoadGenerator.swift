@@ -28,12 +28,16 @@ public struct LoadGenerator: Sendable {
         case eventLoop
         /// One Swift task per outstanding query awaiting `Prober.upload`, as the scan pipeline does.
         case tasks
+        /// The query engine alone, as dnsperf measures itself: probes built before the clock starts
+        /// (dnsperf reads its data file first) and answers matched by id, not judged.
+        case prebuilt
     }
 
     public func run(target: ResolverAddress, outstanding: Int, duration: Duration, mode: Mode = .eventLoop) async -> Result {
         switch mode {
         case .eventLoop: await runOnEventLoop(target: target, outstanding: outstanding, duration: duration)
         case .tasks: await runTasks(target: target, outstanding: outstanding, duration: duration)
+        case .prebuilt: await runOnEventLoop(target: target, outstanding: outstanding, duration: duration, prebuilt: 50_000)
         }
     }
 
@@ -59,11 +63,14 @@ public struct LoadGenerator: Sendable {
         return Result(sent: totals.0, answered: totals.1, timedOut: totals.2, seconds: Self.seconds(since: start))
     }
 
-    private func runOnEventLoop(target: ResolverAddress, outstanding: Int, duration: Duration) async -> Result {
+    private func runOnEventLoop(target: ResolverAddress, outstanding: Int, duration: Duration, prebuilt: Int = 0) async -> Result {
         guard let address = target.socketAddress else { return Result(sent: 0, answered: 0, timedOut: 0, seconds: 0) }
+        let queries = (0..<prebuilt).compactMap { _ in
+            prober.prepareUpload(zone: zone, characters: ProbeMeta.characterCount, kind: .echo)?.bytes
+        }
         let start = ContinuousClock.now
         let loop = ClosedLoop(prober: prober, zone: zone, address: address, deadline: start + duration,
-                              outstanding: max(1, outstanding))
+                              outstanding: max(1, outstanding), prebuilt: queries)
         let totals = await withCheckedContinuation { (done: CheckedContinuation<(Int, Int, Int), Never>) in
             loop.start(done)
         }
@@ -96,6 +103,8 @@ private final class ClosedLoop: Sendable {
     private let address: SocketAddress
     private let deadline: ContinuousClock.Instant
     private let outstanding: Int
+    /// Queries made in advance, sent in turn and matched by id only (empty: build and judge each probe).
+    private let prebuilt: [[UInt8]]
     private let state = NIOLockedValueBox(State())
 
     private struct State {
@@ -103,12 +112,14 @@ private final class ClosedLoop: Sendable {
         var done: CheckedContinuation<(Int, Int, Int), Never>?
     }
 
-    init(prober: Prober, zone: DNSName, address: SocketAddress, deadline: ContinuousClock.Instant, outstanding: Int) {
+    init(prober: Prober, zone: DNSName, address: SocketAddress, deadline: ContinuousClock.Instant, outstanding: Int,
+         prebuilt: [[UInt8]] = []) {
         self.prober = prober
         self.zone = zone
         self.address = address
         self.deadline = deadline
         self.outstanding = outstanding
+        self.prebuilt = prebuilt
     }
 
     func start(_ done: CheckedContinuation<(Int, Int, Int), Never>) {
@@ -117,6 +128,7 @@ private final class ClosedLoop: Sendable {
     }
 
     private func sendNext() {
+        if !prebuilt.isEmpty { return sendPrebuilt() }
         guard ContinuousClock.now < deadline,
               let probe = prober.prepareUpload(zone: zone, characters: ProbeMeta.characterCount, kind: .echo) else {
             finishOne()
@@ -129,6 +141,25 @@ private final class ClosedLoop: Sendable {
                 if outcome.ok { $0.answered += 1 } else if outcome.failure == .timeout { $0.lost += 1 }
             }
             sendNext()
+        }
+    }
+
+    private func sendPrebuilt() {
+        guard ContinuousClock.now < deadline else { return finishOne() }
+        let n = state.withLockedValue { s -> Int in
+            s.sent += 1
+            return s.sent
+        }
+        prober.engine.send(prebuilt[n % prebuilt.count], to: address, timeout: prober.timeout) { [self] result in
+            state.withLockedValue {
+                switch result {
+                // RCODE 0 in the low bits of byte 3, as dnsperf counts NOERROR.
+                case .response(let bytes, _) where bytes.count >= 12 && bytes[3] & 0x0F == 0: $0.answered += 1
+                case .timeout: $0.lost += 1
+                default: break
+                }
+            }
+            sendPrebuilt()
         }
     }
 

@@ -32,7 +32,7 @@ struct LoadgenCommand: AsyncParsableCommand {
     @Option(help: "Seconds of load.")
     var duration: Double = 10
 
-    @Option(help: "eventLoop: each answer sends the next probe from the event loop (as dnsperf does); tasks: one Swift task per outstanding probe, as the scan runs them.")
+    @Option(help: "eventLoop: each answer sends the next probe from the event loop (as dnsperf does); tasks: one Swift task per outstanding probe, as the scan runs them; prebuilt: the query engine alone on probes built before the clock starts, as dnsperf reads its data file first.")
     var mode: LoadGenerator.Mode = .eventLoop
 
     @Option(help: "Write N probe names as a dnsperf data file to this path instead of sending.")
