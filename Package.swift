@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "ProbeClient", targets: ["ProbeClient"]),
         .library(name: "Reports", targets: ["Reports"]),
         .library(name: "Lab", targets: ["Lab"]),
+        .library(name: "FEC", targets: ["FEC"]),
+        .library(name: "LinkSim", targets: ["LinkSim"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -24,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // RFC 1035 / RFC 6891 message codec, label payload codecs, QNAME capacity arithmetic.
@@ -71,10 +75,25 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Intel ISA-L (Debian libisal-dev) as a system library: Reed-Solomon over GF(2^8).
+        .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
+        // Reed-Solomon through ISA-L, FEC levels and the sender's group framing.
+        .target(name: "FEC", dependencies: ["CISAL"], swiftSettings: strict),
+        // The FEC + ARQ simulator: channels from fates or models, traffic, sender, receiver, metrics.
+        .target(
+            name: "LinkSim",
+            dependencies: [
+                "FEC", "Reports",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "tunnelprobe",
             dependencies: [
-                "DNSWire", "ProbeProtocol", "ProbeServer", "ProbeClient", "Reports", "Lab",
+                "DNSWire", "ProbeProtocol", "ProbeServer", "ProbeClient", "Reports", "Lab", "FEC", "LinkSim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -94,6 +113,8 @@ let package = Package(
         ),
         .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports"], exclude: ["Golden"]),
+        .testTarget(name: "FECTests", dependencies: ["FEC"]),
+        .testTarget(name: "LinkSimTests", dependencies: ["LinkSim", "FEC", "Reports"]),
         .testTarget(name: "LabTests", dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports"]),
     ]
 )
