@@ -95,6 +95,7 @@ let package = Package(
             dependencies: [
                 "DNSWire", "ProbeProtocol", "ProbeServer", "ProbeClient", "Reports", "Lab", "FEC", "LinkSim",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

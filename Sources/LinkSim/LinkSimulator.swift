@@ -553,6 +553,7 @@ public struct LinkSimulator {
 
     /// Releases every packet from the in-order point on that has arrived or been given up.
     private mutating func release() {
+        let start = inOrder
         while inOrder < nextSeq {
             let s = inOrder & mask
             guard slotSeq[s] == inOrder, how[s] != .pending else { break }
@@ -569,10 +570,11 @@ public struct LinkSimulator {
             }
             inOrder += 1
         }
-        if bufferedCount == 0, !stallStartMs.isNaN {
-            metrics.stalls.record(LinkMetrics.micros(nowMs - stallStartMs))
-            stallStartMs = .nan
-        }
+        // A stall is one episode of the application getting nothing while data waits behind a missing
+        // packet; it ends when the head of line moves, and a new one starts if data still waits.
+        guard inOrder > start, !stallStartMs.isNaN else { return }
+        metrics.stalls.record(LinkMetrics.micros(nowMs - stallStartMs))
+        stallStartMs = bufferedCount > 0 ? nowMs : .nan
     }
 
     @inline(__always)
