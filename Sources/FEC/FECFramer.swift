@@ -11,6 +11,13 @@ public struct FECFramer: Sendable {
         public var repairs: Int
         /// True when the flush timeout closed it before it filled.
         public var byTimeout: Bool
+
+        public init(group: Int, originals: Int, repairs: Int, byTimeout: Bool) {
+            self.group = group
+            self.originals = originals
+            self.repairs = repairs
+            self.byTimeout = byTimeout
+        }
     }
 
     public let level: FECLevel

@@ -188,9 +188,6 @@ public struct LinkSimulator {
     /// Runs the transfer to its end: offers stop at the horizon, then every packet is delivered or given up.
     public mutating func run() -> LinkMetrics {
         while step() {}
-        if !settings.arq.enabled {
-            while inOrder < nextSeq { abandon(inOrder) }
-        }
         if !stallStartMs.isNaN {
             metrics.stalls.record(LinkMetrics.micros(nowMs - stallStartMs))
             stallStartMs = .nan
@@ -249,7 +246,7 @@ public struct LinkSimulator {
             retransmitQueue.removeFirst()
         }
         if !retransmitQueue.isEmpty || !repairQueue.isEmpty { return true }
-        guard nextSeq - senderBase < settings.arq.window || !settings.arq.enabled else { return false }
+        guard nextSeq - senderBase < settings.arq.window else { return false }
         return settings.traffic.isGreedy ? data.passed < settings.opportunities : !waiting.isEmpty
     }
 
@@ -285,11 +282,6 @@ public struct LinkSimulator {
     }
 
     private mutating func sendOriginal(at t: Double, delivered: Bool, arrivalMs: Double) {
-        if !settings.arq.enabled {
-            // Without ARQ nothing will ever fill a gap: the receiver gives up on a packet once a
-            // window's worth of newer ones has been sent (its reorder buffer is the window).
-            while nextSeq - inOrder >= settings.arq.window { abandon(inOrder) }
-        }
         let seq = nextSeq
         nextSeq += 1
         let s = seq & mask
@@ -387,7 +379,11 @@ public struct LinkSimulator {
     /// same packet (KCP and MasterDnsVPN back off per packet, not per connection).
     @inline(__always)
     private mutating func armTimer(_ seq: Int, transmission: Int32, at t: Double) {
-        guard settings.arq.enabled else { return }
+        guard settings.arq.enabled else {
+            // FEC alone: the timer is the receiver's patience (RFC 7680 Tmax = the largest RTO).
+            timers.append((seq, transmission, t + settings.arq.maxRTOMs))
+            return
+        }
         var timeout = rto.rtoMs
         if transmission > 1 {
             timeout = min(timeout * pow(settings.arq.backoffFactor, Double(transmission - 1)), settings.arq.maxRTOMs)
@@ -400,7 +396,7 @@ public struct LinkSimulator {
         let s = timer.seq & mask
         guard slotSeq[s] == timer.seq, !acked[s], how[s] != .lost, transmissions[s] == timer.transmission else { return }
         metrics.timerExpiries += 1
-        if Int(transmissions[s]) > settings.arq.retryLimit {
+        if !settings.arq.enabled || Int(transmissions[s]) > settings.arq.retryLimit {
             giveUp(timer.seq)
         } else if queuedForRetransmission[s] == 0 {
             queuedForRetransmission[s] = 2
@@ -417,18 +413,6 @@ public struct LinkSimulator {
         }
         advanceSenderBase()
         if seq == inOrder { release() }
-    }
-
-    /// FEC alone: a packet that nothing delivered by now is lost.
-    private mutating func abandon(_ seq: Int) {
-        let s = seq & mask
-        if how[s] == .pending {
-            how[s] = .lost
-            metrics.lost += 1
-        }
-        acked[s] = true
-        advanceSenderBase()
-        release()
     }
 
     @inline(__always)
@@ -543,6 +527,11 @@ public struct LinkSimulator {
         default: metrics.repairedByARQ += 1
         }
         metrics.delay.record(LinkMetrics.micros(nowMs - offeredAt[s]))
+        if !settings.arq.enabled {
+            // No feedback without ARQ; the window still bounds what is in flight (an oracle ACK).
+            acked[s] = true
+            advanceSenderBase()
+        }
         queueAck(seq)
         if seq > inOrder {
             buffered[s] = true

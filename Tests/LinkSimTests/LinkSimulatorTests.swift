@@ -16,9 +16,9 @@ import Testing
         return (Channel(trace: data, offset: 0), Channel(trace: feedback, offset: 0))
     }
 
-    static func run(_ level: FECLevel, opportunities: Int, lost: Set<Int>, count: Int = 10_000,
+    static func run(_ level: FECLevel, opportunities: Int, lost: Set<Int>, count: Int = 10_000, gap: Double = 1,
                     traffic: TrafficPattern = .greedy, arq: ARQConfiguration = ARQConfiguration()) throws -> LinkMetrics {
-        let (data, feedback) = try channels(count: count, lost: lost)
+        let (data, feedback) = try channels(count: count, lost: lost, gap: gap)
         var sim = LinkSimulator(settings: .init(level: level, arq: arq, traffic: traffic, opportunities: opportunities, seed: 1),
                                 data: data, feedback: feedback)
         return sim.run()
@@ -67,7 +67,7 @@ import Testing
 
     @Test func aPartialGroupIsFlushedWithItsRepair() throws {
         // cbr at 10 packets/s: one original every 100 ms, so every group closes on the 20 ms timeout.
-        let m = try Self.run(.balanced, opportunities: 5000, lost: [], traffic: TrafficPattern(kind: .cbr, rate: 10))
+        let m = try Self.run(.balanced, opportunities: 5000, lost: [], gap: 2, traffic: TrafficPattern(kind: .cbr, rate: 10))
         #expect(m.originals == 100)  // 5000 opportunities x 2 ms = 10 s at 10 per second
         #expect(m.groups == m.originals && m.groupsFlushed == m.groups)
         #expect(m.repairSent == m.groups)  // ceil(1 x 3 / 12) = 1 repair per one-packet group
