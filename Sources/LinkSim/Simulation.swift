@@ -1,6 +1,8 @@
 public import FEC
 public import Reports
+import Dispatch
 import Histogram
+import Synchronization
 
 /// Everything `tunnelprobe simulate` was asked to do.
 public struct SimulationRequest: Sendable {
@@ -41,13 +43,13 @@ public struct SimulationRequest: Sendable {
 /// Runs every level over every run and direction and writes the outcome table.
 public enum Simulation {
     /// The channels of one direction: how to build the data and feedback channel of run `r`.
-    struct Path {
+    struct Path: Sendable {
         var use: SimulateReport.StreamUse
-        var channels: (Int) -> (data: Channel, feedback: Channel)
+        var channels: @Sendable (Int) -> (data: Channel, feedback: Channel)
         var defaultOpportunities: Int
     }
 
-    public static func run(_ request: SimulationRequest, info: RunInfo, isCancelled: () -> Bool = { false }) throws(SimulationError)
+    public static func run(_ request: SimulationRequest, info: RunInfo, isCancelled: @Sendable () -> Bool = { false }) throws(SimulationError)
         -> SimulateReport
     {
         let directions: [SimulationRequest.Direction] = request.direction == .both ? [.download, .upload] : [request.direction]
@@ -78,24 +80,36 @@ public enum Simulation {
         let opportunities = request.opportunities ?? paths[0].defaultOpportunities
         input.opportunitiesPerRun = opportunities
 
+        // Every (direction, level, run) is an independent transfer: run them on all cores, then pool the
+        // runs of each level in order, so the report does not depend on scheduling.
+        let jobs = directions.indices.flatMap { d in request.levels.indices.flatMap { l in (0..<request.runs).map { (d, l, $0) } } }
+        let results = Mutex<[LinkMetrics?]>(Array(repeating: nil, count: jobs.count))
+        let builders = paths.map(\.channels)
+        DispatchQueue.concurrentPerform(iterations: jobs.count) { j in
+            let (d, l, r) = jobs[j]
+            if isCancelled() { return }
+            let (data, feedback) = builders[d](r)
+            let settings = LinkSimulator.Settings(
+                level: request.levels[l], arq: request.arq, traffic: request.traffic, symbolSize: request.symbolSize,
+                headerBytes: request.headerBytes, feedbackEntryBytes: request.feedbackEntryBytes,
+                opportunities: opportunities, verifyGroups: request.verifyGroups, seed: request.seed &+ UInt64(r))
+            var simulator = LinkSimulator(settings: settings, data: data, feedback: feedback)
+            let metrics = simulator.run()
+            results.withLock { $0[j] = metrics }
+        }
+        let done = results.withLock { $0 }
         var levels: [SimulateReport.Level] = []
         var recommendations: [SimulateReport.Recommendation] = []
         var verified = 0
         var mismatches = 0
-        outer: for (d, direction) in directions.enumerated() {
+        for (d, direction) in directions.enumerated() {
             var rows: [SimulateReport.Level] = []
-            for level in request.levels {
+            for (l, level) in request.levels.enumerated() {
+                // A level shows only when every one of its runs finished (an interrupted run keeps the rest).
+                let runs = jobs.indices.filter { jobs[$0].0 == d && jobs[$0].1 == l }.map { done[$0] }
+                guard runs.allSatisfy({ $0 != nil }) else { continue }
                 var total = LinkMetrics()
-                for r in 0..<request.runs {
-                    if isCancelled() { break outer }
-                    let (data, feedback) = paths[d].channels(r)
-                    let settings = LinkSimulator.Settings(
-                        level: level, arq: request.arq, traffic: request.traffic, symbolSize: request.symbolSize,
-                        headerBytes: request.headerBytes, feedbackEntryBytes: request.feedbackEntryBytes,
-                        opportunities: opportunities, verifyGroups: request.verifyGroups, seed: request.seed &+ UInt64(r))
-                    var simulator = LinkSimulator(settings: settings, data: data, feedback: feedback)
-                    total.add(simulator.run())
-                }
+                for m in runs { total.add(m!) }
                 verified += total.verification.groups
                 mismatches += total.verification.mismatches
                 rows.append(row(direction: direction.rawValue, level: level, metrics: total, arq: request.arq.enabled))

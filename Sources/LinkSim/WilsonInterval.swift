@@ -8,6 +8,7 @@ public enum WilsonInterval {
         let z2 = z * z
         let centre = (p + z2 / (2 * n)) / (1 + z2 / n)
         let half = z / (1 + z2 / n) * (p * (1 - p) / n + z2 / (4 * n * n)).squareRoot()
-        return (max(0, centre - half), min(1, centre + half))
+        // At 0 (or all) successes the bound is exactly 0 (or 1); rounding would leave a few ulps.
+        return (successes == 0 ? 0 : max(0, centre - half), successes == trials ? 1 : min(1, centre + half))
     }
 }
