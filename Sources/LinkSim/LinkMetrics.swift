@@ -67,7 +67,7 @@ public struct LinkMetrics: Sendable {
 
     @inline(__always)
     static func micros(_ ms: Double) -> UInt64 {
-        ms <= 0 ? 0 : UInt64(min(ms * 1000, 3_600_000_000).rounded())
+        ms <= 0 ? 0 : UInt64(min(ms * 1000, 3_600_000_000) + 0.5)
     }
 
     public mutating func add(_ o: LinkMetrics) {
