@@ -105,31 +105,48 @@ public struct LinkSimulator {
     private var rto: RTOEstimator
     private let packetBytes: Int
 
+    /// Owns every ring buffer below; the simulator reads and writes them through raw pointers, so the
+    /// hot loop pays no copy-on-write checks. A simulator is run once and never shared.
+    private final class RingStorage {
+        private var buffers: [UnsafeMutableRawPointer] = []
+
+        func make<T>(_ count: Int, _ value: T) -> UnsafeMutablePointer<T> {
+            let p = UnsafeMutablePointer<T>.allocate(capacity: count)
+            p.initialize(repeating: value, count: count)
+            buffers.append(UnsafeMutableRawPointer(p))
+            return p
+        }
+
+        deinit { for b in buffers { b.deallocate() } }
+    }
+
+    private let storage = RingStorage()
+
     // Per sequence number (ring).
     private let mask: Int
-    private var slotSeq: ContiguousArray<Int>
-    private var offeredAt: ContiguousArray<Double>
-    private var firstSentAt: ContiguousArray<Double>
-    private var lastSentAt: ContiguousArray<Double>
-    private var receivedAt: ContiguousArray<Double>
-    private var transmissions: ContiguousArray<Int32>
-    private var groupOf: ContiguousArray<Int>
-    private var how: ContiguousArray<How>
-    private var acked: ContiguousArray<Bool>
-    private var buffered: ContiguousArray<Bool>
-    private var queuedForRetransmission: ContiguousArray<UInt8>  // 0 no, 1 NACK, 2 RTO
-    private var missingSince: ContiguousArray<Double>
-    private var lastNackAt: ContiguousArray<Double>
+    private let slotSeq: UnsafeMutablePointer<Int>
+    private let offeredAt: UnsafeMutablePointer<Double>
+    private let firstSentAt: UnsafeMutablePointer<Double>
+    private let lastSentAt: UnsafeMutablePointer<Double>
+    private let receivedAt: UnsafeMutablePointer<Double>
+    private let transmissions: UnsafeMutablePointer<Int32>
+    private let groupOf: UnsafeMutablePointer<Int>
+    private let how: UnsafeMutablePointer<How>
+    private let acked: UnsafeMutablePointer<Bool>
+    private let buffered: UnsafeMutablePointer<Bool>
+    private let queuedForRetransmission: UnsafeMutablePointer<UInt8>  // 0 no, 1 NACK, 2 RTO
+    private let missingSince: UnsafeMutablePointer<Double>
+    private let lastNackAt: UnsafeMutablePointer<Double>
 
     // Per group (ring, same size).
-    private var groupSlot: ContiguousArray<Int>
-    private var groupFirstSeq: ContiguousArray<Int>
-    private var groupOriginals: ContiguousArray<Int32>  // 0 while open
-    private var groupRepairs: ContiguousArray<Int32>
-    private var groupHave: ContiguousArray<Int32>
-    private var groupDone: ContiguousArray<Bool>
-    private var groupFirstTxArrived: ContiguousArray<Int32>
-    private var groupFirstTxLostOriginals: ContiguousArray<Int32>
+    private let groupSlot: UnsafeMutablePointer<Int>
+    private let groupFirstSeq: UnsafeMutablePointer<Int>
+    private let groupOriginals: UnsafeMutablePointer<Int32>  // 0 while open
+    private let groupRepairs: UnsafeMutablePointer<Int32>
+    private let groupHave: UnsafeMutablePointer<Int32>
+    private let groupDone: UnsafeMutablePointer<Bool>
+    private let groupFirstTxArrived: UnsafeMutablePointer<Int32>
+    private let groupFirstTxLostOriginals: UnsafeMutablePointer<Int32>
     /// Erased symbol indices of the group now being sent (originals, then its repair symbols).
     private var erasures: [Int] = []
 
@@ -151,11 +168,11 @@ public struct LinkSimulator {
     private var missing = Deque<Int>()
     private var feedbackWantMs = Double.infinity
     private var lastFeedbackMs = -Double.infinity
-    private var entries: ContiguousArray<Int>
+    private let entries: UnsafeMutablePointer<Int>
     private let entryMask: Int
     private var entryHead = 0
     private var pendingAckStart = 0
-    private var messages: ContiguousArray<FeedbackMessage>
+    private let messages: UnsafeMutablePointer<FeedbackMessage>
     private let messageMask: Int
     private var nextMessage = 0
 
@@ -177,31 +194,31 @@ public struct LinkSimulator {
         var capacity = 1024
         while capacity < 2 * (a.window + 2 * max(settings.level.k, 1)) + 64 { capacity <<= 1 }
         mask = capacity - 1
-        slotSeq = ContiguousArray(repeating: -1, count: capacity)
-        offeredAt = ContiguousArray(repeating: 0, count: capacity)
-        firstSentAt = offeredAt
-        lastSentAt = offeredAt
-        receivedAt = offeredAt
-        transmissions = ContiguousArray(repeating: 0, count: capacity)
-        groupOf = ContiguousArray(repeating: -1, count: capacity)
-        how = ContiguousArray(repeating: .pending, count: capacity)
-        acked = ContiguousArray(repeating: false, count: capacity)
-        buffered = acked
-        queuedForRetransmission = ContiguousArray(repeating: 0, count: capacity)
-        missingSince = ContiguousArray(repeating: -1, count: capacity)
-        lastNackAt = missingSince
-        groupSlot = ContiguousArray(repeating: -1, count: capacity)
-        groupFirstSeq = groupSlot
-        groupOriginals = transmissions
-        groupRepairs = transmissions
-        groupHave = transmissions
-        groupDone = acked
-        groupFirstTxArrived = transmissions
-        groupFirstTxLostOriginals = transmissions
+        slotSeq = storage.make(capacity, -1)
+        offeredAt = storage.make(capacity, 0)
+        firstSentAt = storage.make(capacity, 0)
+        lastSentAt = storage.make(capacity, 0)
+        receivedAt = storage.make(capacity, 0)
+        transmissions = storage.make(capacity, 0)
+        groupOf = storage.make(capacity, -1)
+        how = storage.make(capacity, .pending)
+        acked = storage.make(capacity, false)
+        buffered = storage.make(capacity, false)
+        queuedForRetransmission = storage.make(capacity, 0)
+        missingSince = storage.make(capacity, -1)
+        lastNackAt = storage.make(capacity, -1)
+        groupSlot = storage.make(capacity, -1)
+        groupFirstSeq = storage.make(capacity, -1)
+        groupOriginals = storage.make(capacity, 0)
+        groupRepairs = storage.make(capacity, 0)
+        groupHave = storage.make(capacity, 0)
+        groupDone = storage.make(capacity, false)
+        groupFirstTxArrived = storage.make(capacity, 0)
+        groupFirstTxLostOriginals = storage.make(capacity, 0)
         erasures.reserveCapacity(256)
-        entries = ContiguousArray(repeating: 0, count: 1 << 18)
+        entries = storage.make(1 << 18, 0)
         entryMask = (1 << 18) - 1
-        messages = ContiguousArray(repeating: FeedbackMessage(), count: 1 << 14)
+        messages = storage.make(1 << 14, FeedbackMessage())
         messageMask = (1 << 14) - 1
         rng = SimRandom(seed: settings.seed ^ 0x7AFF_1C00)
         horizonMs = data.timeOfOpportunity(after: settings.opportunities)
