@@ -57,6 +57,8 @@ public struct LinkMetrics: Sendable {
     public var stalls = LinkMetrics.histogram()
 
     public var verification = GroupVerifier.Tally()
+    /// The run was stopped (SIGINT) before it finished; its figures are partial.
+    public var interrupted = false
 
     public init() {}
 
@@ -110,5 +112,6 @@ public struct LinkMetrics: Sendable {
         headOfLine.add(o.headOfLine)
         stalls.add(o.stalls)
         verification.add(o.verification)
+        interrupted = interrupted || o.interrupted
     }
 }

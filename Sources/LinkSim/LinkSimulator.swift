@@ -30,6 +30,8 @@ public struct LinkSimulator {
         /// Groups rebuilt through ISA-L and compared byte for byte.
         public var verifyGroups: Int
         public var seed: UInt64
+        /// Polled every 65 536 events; true stops the run, whose metrics are then marked interrupted.
+        public var isCancelled: (@Sendable () -> Bool)?
 
         public init(level: FECLevel, arq: ARQConfiguration = ARQConfiguration(), traffic: TrafficPattern = .greedy,
                     symbolSize: Int = 512, headerBytes: Int = 14, feedbackEntryBytes: Int = 2, opportunities: Int,
@@ -227,7 +229,14 @@ public struct LinkSimulator {
 
     /// Runs the transfer to its end: offers stop at the horizon, then every packet is delivered or given up.
     public mutating func run() -> LinkMetrics {
-        while step() {}
+        var events = 0
+        while step() {
+            events &+= 1
+            if events & 0xFFFF == 0, let cancelled = settings.isCancelled, cancelled() {
+                metrics.interrupted = true
+                break
+            }
+        }
         if !stallStartMs.isNaN {
             metrics.stalls.record(LinkMetrics.micros(nowMs - stallStartMs))
             stallStartMs = .nan

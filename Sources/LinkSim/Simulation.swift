@@ -49,7 +49,7 @@ public enum Simulation {
         var defaultOpportunities: Int
     }
 
-    public static func run(_ request: SimulationRequest, info: RunInfo, isCancelled: @Sendable () -> Bool = { false }) throws(SimulationError)
+    public static func run(_ request: SimulationRequest, info: RunInfo, isCancelled: @escaping @Sendable () -> Bool = { false }) throws(SimulationError)
         -> SimulateReport
     {
         let directions: [SimulationRequest.Direction] = request.direction == .both ? [.download, .upload] : [request.direction]
@@ -89,13 +89,14 @@ public enum Simulation {
             let (d, l, r) = jobs[j]
             if isCancelled() { return }
             let (data, feedback) = builders[d](r)
-            let settings = LinkSimulator.Settings(
+            var settings = LinkSimulator.Settings(
                 level: request.levels[l], arq: request.arq, traffic: request.traffic, symbolSize: request.symbolSize,
                 headerBytes: request.headerBytes, feedbackEntryBytes: request.feedbackEntryBytes,
                 opportunities: opportunities, verifyGroups: request.verifyGroups, seed: request.seed &+ UInt64(r))
+            settings.isCancelled = isCancelled
             var simulator = LinkSimulator(settings: settings, data: data, feedback: feedback)
             let metrics = simulator.run()
-            results.withLock { $0[j] = metrics }
+            if !metrics.interrupted { results.withLock { $0[j] = metrics } }
         }
         let done = results.withLock { $0 }
         var levels: [SimulateReport.Level] = []
