@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "Capture", targets: ["Capture"]),
         .library(name: "TraceAnalysis", targets: ["TraceAnalysis"]),
         .library(name: "Impairment", targets: ["Impairment"]),
+        .library(name: "FEC", targets: ["FEC"]),
+        .library(name: "LinkSim", targets: ["LinkSim"]),
         .library(name: "TunnelVerify", targets: ["TunnelVerify"]),
         .library(name: "Reports", targets: ["Reports"]),
         .library(name: "Lab", targets: ["Lab"]),
@@ -89,6 +91,21 @@ let package = Package(
             dependencies: ["DNSWire", "Reports", "ProbeClient", .product(name: "HeapModule", package: "swift-collections")] + nio,
             swiftSettings: strict
         ),
+        // Intel ISA-L (Debian libisal-dev) as a system library: Reed-Solomon over GF(2^8).
+        .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
+        // Reed-Solomon through ISA-L, FEC levels and the sender's group framing.
+        .target(name: "FEC", dependencies: ["CISAL"], swiftSettings: strict),
+        // The FEC + ARQ simulator: channels from fates or models, traffic, sender, receiver, metrics.
+        .target(
+            name: "LinkSim",
+            dependencies: [
+                "FEC", "Reports",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
         // `verify`: real engines over TUN in a sandbox namespace, phases and leak checks.
         .target(
             name: "TunnelVerify",
@@ -110,7 +127,7 @@ let package = Package(
             name: "tunnelprobe",
             dependencies: [
                 "DNSWire", "ProbeProtocol", "ProbeServer", "ProbeClient", "PathMetrics", "Capture", "TraceAnalysis",
-                "Impairment", "TunnelVerify", "Reports", "Lab",
+                "Impairment", "FEC", "LinkSim", "TunnelVerify", "Reports", "Lab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -127,6 +144,8 @@ let package = Package(
         .testTarget(name: "PathMetricsTests", dependencies: ["PathMetrics", "ProbeClient"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
         .testTarget(name: "TraceAnalysisTests", dependencies: ["TraceAnalysis", "Capture", "Reports", "DNSWire"]),
+        .testTarget(name: "FECTests", dependencies: ["FEC"]),
+        .testTarget(name: "LinkSimTests", dependencies: ["LinkSim", "FEC", "Reports"]),
         .testTarget(name: "ImpairmentTests", dependencies: ["Impairment", "DNSWire", "Reports", "ProbeClient"] + nio),
         .testTarget(name: "TunnelVerifyTests", dependencies: ["TunnelVerify", "Lab", "Reports"], exclude: ["Golden"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "PathMetrics"], exclude: ["Golden"]),

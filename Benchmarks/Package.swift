@@ -32,5 +32,12 @@ let package = Package(
             path: "DNSCodecBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // ISA-L through the FEC wrapper, timed like the C anchor in scripts/bench-simulate.sh (plain
+        // executable: both print the same line so the script can set them side by side).
+        .executableTarget(
+            name: "FECThroughput",
+            dependencies: [.product(name: "FEC", package: rootPackage)],
+            path: "FECThroughput"
+        ),
     ]
 )

@@ -50,7 +50,8 @@ final class SignalTrap: @unchecked Sendable {
     init(_ signals: [Int32] = [SIGINT, SIGTERM], handler: @escaping @Sendable (Int32) -> Void) {
         for sig in signals {
             signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            // A serial queue of its own gets a thread even while concurrentPerform holds every core.
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: DispatchQueue(label: "tunnelprobe.signals"))
             source.setEventHandler { handler(sig) }
             source.resume()
             sources.append(source)

@@ -11,6 +11,7 @@ struct TunnelProbe: AsyncParsableCommand {
             PathCommand.self,
             TraceCommand.self,
             ImpairCommand.self,
+            SimulateCommand.self,
             VerifyCommand.self,
             LabCommand.self,
             ReportCommand.self,

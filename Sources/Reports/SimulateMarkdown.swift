@@ -1,0 +1,98 @@
+import Foundation
+
+extension SimulateReport {
+    /// `simulate.md`: the comparison table first, the recommendation, then the ARQ and ISA-L details.
+    public func markdown() -> String {
+        var out: [String] = []
+        out.append("# FEC + ARQ simulation \(run.id)")
+        out.append("")
+        if !run.complete {
+            out.append("> **Incomplete run** (\(run.interruption ?? "interrupted")): only the levels that finished are shown.")
+            out.append("")
+        }
+        if input.kind == "fates" {
+            out.append("- Input: fates file `\(input.file ?? "-")` (sha256 \(input.sha256.map { String($0.prefix(16)) } ?? "-")…), \(input.fatesSource ?? "")")
+            out.append("- Resolver \(input.resolver ?? "-")")
+        } else {
+            out.append("- Input: model `\(input.model ?? "-")`, mean loss \(Self.percent(input.modelLoss))")
+        }
+        for s in input.streams {
+            var line = "- \(s.direction): data on `\(s.data)`"
+            if input.kind == "fates" { line += " (\(s.dataPackets) fates, loss \(Self.percent(s.dataLoss)))" }
+            line += ", feedback on `\(s.feedback)`"
+            if let note = s.feedbackNote { line += " — \(note)" }
+            if s.delaysFilled > 0 { line += "; \(s.delaysFilled) delivered fates without a delay got the stream's median" }
+            out.append(line)
+        }
+        out.append("- \(input.runs) run(s) of \(input.opportunitiesPerRun) channel opportunities, seed \(input.seed); traffic `\(settings.traffic)`, \(settings.symbolSize)-byte symbols, \(settings.headerBytes)-byte header")
+        let a = settings.arq
+        if a.enabled {
+            out.append("- ARQ: window \(a.window), retry limit \(a.retryLimit), RTO \(Self.num(a.initialRTOMs)) ms initial in [\(Self.num(a.minRTOMs)), \(Self.num(a.maxRTOMs))] ms, backoff x\(Self.num(a.backoffFactor)), NACK after \(Self.num(a.nackDelayMs)) ms (repeat \(Self.num(a.nackRepeatMs)) ms, max gap \(a.nackMaxGap)), ACK interval \(Self.num(a.ackIntervalMs)) ms")
+        } else {
+            out.append("- ARQ: off (FEC alone)")
+        }
+        out.append("")
+        for direction in orderedDirections {
+            let rows = levels.filter { $0.direction == direction }
+            out.append("## \(direction.capitalized)")
+            out.append("")
+            out.append("| level | k+m | residual loss, FEC alone | residual loss, FEC + ARQ | rebuilt by FEC | repaired by ARQ | groups failed | overhead | delay p50 / p99 ms | stall max ms |")
+            out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+            for r in rows {
+                let km = r.k > 0 ? "\(r.k)+\(r.m)" : "-"
+                let groups = r.groups.total > 0 ? "\(r.groups.failed) / \(r.groups.total)" : "-"
+                out.append("| \(r.level) | \(km) | \(Self.rate(r.residualLossFEC, r.intervals.residualLossFEC)) | \(Self.rate(r.residualLoss, r.intervals.residualLoss)) | \(r.recoveredByFEC) | \(r.repairedByARQ) | \(groups) | \(r.overhead.map { String(format: "%.3f", $0) } ?? "n/a") | \(Self.ms(r.delayMs.p50)) / \(Self.ms(r.delayMs.p99)) | \(Self.num(r.stallMs.max)) |")
+            }
+            out.append("")
+            if let rec = recommendations.first(where: { $0.direction == direction }) {
+                out.append("**Recommendation: \(rec.level).** \(rec.reason)")
+                out.append("")
+            }
+            out.append("| level | delay p90 / p99.9 / max ms | in-order p99 ms | stalls (total ms) | retransmissions (NACK / RTO / spurious) | feedback msgs (lost) | flushed groups | repair used / sent | goodput B/s | ISA-L groups (encode / decode us) |")
+            out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            for r in rows {
+                let isal = r.isal.groupsVerified > 0
+                    ? "\(r.isal.groupsVerified)\(r.isal.mismatches > 0 ? " (\(r.isal.mismatches) MISMATCH)" : "") (\(Self.num(r.isal.encodeMicrosPerGroup)) / \(Self.num(r.isal.decodeMicrosPerGroup)))"
+                    : "-"
+                out.append("| \(r.level) | \(Self.ms(r.delayMs.p90)) / \(Self.ms(r.delayMs.p999)) / \(Self.ms(r.delayMs.max)) | \(Self.ms(r.inOrderDelayMs.p99)) | \(r.stallMs.count) (\(Self.num(r.stallMs.totalMs))) | \(r.retransmissions.total) (\(r.retransmissions.byNACK) / \(r.retransmissions.byRTO) / \(r.retransmissions.spurious)) | \(r.feedback.messages) (\(r.feedback.lost)) | \(r.groups.closedByFlushTimeout) | \(r.groups.repairUsed) / \(r.groups.repairSent) | \(r.goodputBytesPerSecond.map { String(format: "%.0f", $0) } ?? "n/a") | \(isal) |")
+            }
+            out.append("")
+            let notes = rows.flatMap { r in r.notes.map { "\(r.level): \($0)" } }
+            if !notes.isEmpty {
+                for n in notes { out.append("- \(n)") }
+                out.append("")
+            }
+        }
+        out.append("Residual loss is shown with its 95 % Wilson interval. FEC alone counts first transmissions and repair symbols only; overhead is bytes on the wire (data, repair, retransmissions, ACK/NACK, headers) per useful byte. ISA-L: \(isal.groupsVerified) sampled groups of \(isal.symbolSize)-byte symbols encoded and rebuilt through \(isal.library), \(isal.mismatches) mismatch(es).")
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    private var orderedDirections: [String] {
+        var seen: [String] = []
+        for l in levels where !seen.contains(l.direction) { seen.append(l.direction) }
+        return seen
+    }
+
+    static func percent(_ x: Double?) -> String {
+        guard let x else { return "n/a" }
+        return String(format: "%.2f %%", x * 100)
+    }
+
+    static func rate(_ x: Double?, _ ci: Interval?) -> String {
+        guard let x else { return "n/a" }
+        guard let ci else { return sci(x) }
+        return "\(sci(x)) [\(sci(ci.low)), \(sci(ci.high))]"
+    }
+
+    static func sci(_ x: Double) -> String {
+        if x == 0 { return "0" }
+        return x >= 0.001 ? String(format: "%.4f", x) : String(format: "%.1e", x)
+    }
+
+    static func ms(_ x: Double?) -> String { x.map { String(format: "%.1f", $0) } ?? "n/a" }
+
+    static func num(_ x: Double?) -> String {
+        guard let x else { return "n/a" }
+        return x == x.rounded() && abs(x) < 1e9 ? String(Int(x)) : String(format: "%.2f", x)
+    }
+}

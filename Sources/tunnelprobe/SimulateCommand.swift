@@ -1,0 +1,204 @@
+import ArgumentParser
+import Crypto
+import FEC
+import Foundation
+import LinkSim
+import Reports
+import Synchronization
+
+struct SimulateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Which FEC level suits a path: FEC + ARQ replayed against real fates or a loss model.",
+        discussion: """
+        Every packet the simulated sender emits (original, repair symbol, retransmission) takes the channel's
+        next opportunity and meets its fate. Levels: none, conservative (8+2), balanced (12+3), aggressive (16+7),
+        or k:m (UDPspeeder's x:y). Writes simulate.json and simulate.md (docs/SIMULATE.md).
+
+        Examples:
+          tunnelprobe simulate --fates reports/<run>/fates.json
+          tunnelprobe simulate --model ge:p=0.01,r=0.3,h=0.2 --levels none,balanced,10:4 --runs 10 --seed 7
+        """
+    )
+
+    @Option(help: "Fates file (tunnelprobe.fates/1) from `trace --export-fates` or `path --export-fates`.")
+    var fates: String?
+
+    @Option(help: "Loss model instead of fates: bernoulli:p=P or ge:p=P,r=R,h=H (plus delay=MS, rate=PER_S).")
+    var model: String?
+
+    @Option(help: "FEC levels to compare, comma-separated: none, conservative, balanced, aggressive, k:m.")
+    var levels: String = "none,conservative,balanced,aggressive"
+
+    @Option(help: "Flush timeout in ms for every FEC level (default: the preset's own; 20 for k:m).")
+    var flushTimeout: Double?
+
+    @Option(help: "Direction that carries the data and its FEC: download, upload or both.")
+    var direction: String = "download"
+
+    @Option(help: "Traffic: bulk, bulk:rate=R, cbr:rate=R[,size=B], interactive:burst=N,gap=MS[,size=B].")
+    var traffic: String = "bulk"
+
+    @Option(help: "Resolver whose streams to use (default: the one with the most fates).")
+    var resolver: String?
+
+    @Option(help: "Channel opportunities per run (default: one pass of the trace, 100000 for a model).")
+    var opportunities: Int?
+
+    @Option(help: "Runs per level, each with seed + i and a different offset into the trace.")
+    var runs: Int = 5
+
+    @Option(help: "Seed for models, traffic and payloads; random when absent, always reported.")
+    var seed: UInt64?
+
+    @Option(help: "Payload bytes per packet and per repair symbol.")
+    var symbolSize: Int = 512
+
+    @Option(help: "Tunnel framing bytes on every datagram (14 for MasterDnsVPN).")
+    var headerBytes: Int = 14
+
+    @Option(help: "Bytes per ACK or NACK entry in a feedback message.")
+    var feedbackEntryBytes: Int = 2
+
+    @Option(help: "Largest bytes-on-the-wire per useful byte the recommendation may choose.")
+    var overheadBudget: Double = 1.5
+
+    @Option(help: "Groups per run and level encoded and rebuilt through ISA-L and compared byte for byte.")
+    var verifyGroups: Int = 200
+
+    @Flag(help: "FEC alone: no retransmissions.")
+    var noArq = false
+
+    @Option(help: "ARQ window (originals in flight).") var window: Int = ARQConfiguration().window
+    @Option(help: "Retransmissions before giving up on a packet.") var retries: Int = ARQConfiguration().retryLimit
+    @Option(help: "Initial RTO in ms (RFC 6298 2.1).") var rtoInitial: Double = ARQConfiguration().initialRTOMs
+    @Option(help: "Smallest RTO in ms.") var rtoMin: Double = ARQConfiguration().minRTOMs
+    @Option(help: "Largest RTO in ms.") var rtoMax: Double = ARQConfiguration().maxRTOMs
+    @Option(help: "RTO backoff factor per retransmission.") var rtoBackoff: Double = ARQConfiguration().backoffFactor
+    @Option(help: "ms a gap waits before its first NACK.") var nackDelay: Double = ARQConfiguration().nackDelayMs
+    @Option(help: "ms before the same gap is NACKed again.") var nackRepeat: Double = ARQConfiguration().nackRepeatMs
+    @Option(help: "Largest gap that triggers NACKs (0: no NACKs).") var nackMaxGap: Int = ARQConfiguration().nackMaxGap
+    @Option(help: "Least ms between feedback messages.") var ackInterval: Double = ARQConfiguration().ackIntervalMs
+
+    @Option(help: "Report directory (default reports/<run-id>).")
+    var out: String?
+
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        let started = Date()
+        let request = try buildRequest()
+        let seed = request.seed
+        let interruption = Mutex<String?>(nil)
+        let trap = SignalTrap { sig in interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" } }
+        let runID = ReportWriter.runID(kind: "simulate", date: started)
+        var info = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: hostName(), seed: seed,
+                           startedAt: ReportWriter.timestamp(started))
+        let document: SimulateReport
+        do {
+            document = try Simulation.run(request, info: info, isCancelled: { interruption.withLock { $0 } != nil })
+        } catch {
+            trap.release()
+            throw fail("\(error)", Exit.badInput)
+        }
+        trap.release()
+        let reason = interruption.withLock { $0 }
+        info.finishedAt = ReportWriter.timestamp()
+        info.complete = reason == nil
+        info.interruption = reason
+        var report = document
+        report.run = info
+        let directory = out ?? "reports/\(runID)"
+        do {
+            try ReportWriter.write([("simulate.json", try ReportWriter.json(report)), ("simulate.md", report.markdown())], to: directory)
+        } catch {
+            throw fail("\(error)", Exit.environment)
+        }
+        if common.json {
+            print(try ReportWriter.json(report), terminator: "")
+        } else if !common.quiet {
+            for rec in report.recommendations { print("\(rec.direction): recommend \(rec.level). \(rec.reason)") }
+            print("ISA-L: \(report.isal.groupsVerified) groups rebuilt and compared, \(report.isal.mismatches) mismatch(es)")
+            print("report: \(directory)/simulate.md")
+        }
+        if reason != nil { throw Exit.interrupted }
+        if report.isal.mismatches > 0 { throw Exit.checksFailed }
+    }
+
+    /// Every flag checked, every file read; any problem is one error line and exit 66.
+    func buildRequest() throws -> SimulationRequest {
+        let source: SimulationRequest.Source
+        switch (fates, model) {
+        case (nil, nil): throw fail("give --fates FILE or --model SPEC", Exit.badInput)
+        case (.some, .some): throw fail("give either --fates or --model, not both", Exit.badInput)
+        case let (.some(file), nil):
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
+                throw fail("\(file): cannot read (\(error.localizedDescription))", Exit.badInput)
+            }
+            let trace: FateTrace
+            do { trace = try FateTrace.decode(data, path: file) } catch { throw fail("\(error)", Exit.badInput) }
+            let hash = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+            source = .fates(trace, file: file, sha256: hash)
+        case let (nil, .some(spec)):
+            do { source = .model(try LossModel.parse(spec)) } catch { throw fail("\(error)", Exit.badInput) }
+        }
+        var request = SimulationRequest(source: source)
+        if let flushTimeout, !(flushTimeout > 0 && flushTimeout <= 60_000) {
+            throw fail("--flush-timeout must be in (0, 60000] ms", Exit.badInput)
+        }
+        do { request.levels = try FECLevel.parseList(levels, flushTimeoutMs: flushTimeout) } catch {
+            throw fail("--levels: \(error)", Exit.badInput)
+        }
+        guard let d = SimulationRequest.Direction(rawValue: direction) else {
+            throw fail("--direction must be download, upload or both", Exit.badInput)
+        }
+        request.direction = d
+        do { request.traffic = try TrafficPattern.parse(traffic) } catch { throw fail("\(error)", Exit.badInput) }
+        request.resolver = resolver
+        if let opportunities, !(1...1_000_000_000).contains(opportunities) {
+            throw fail("--opportunities must be 1...1000000000", Exit.badInput)
+        }
+        request.opportunities = opportunities
+        guard (1...1000).contains(runs) else { throw fail("--runs must be 1...1000", Exit.badInput) }
+        request.runs = runs
+        request.seed = seed ?? UInt64.random(in: 0...UInt64.max)
+        guard (1...ReedSolomon.maxSymbolSize).contains(symbolSize) else {
+            throw fail("--symbol-size must be 1...\(ReedSolomon.maxSymbolSize)", Exit.badInput)
+        }
+        request.symbolSize = symbolSize
+        guard (0...1000).contains(headerBytes), (0...100).contains(feedbackEntryBytes) else {
+            throw fail("--header-bytes must be 0...1000 and --feedback-entry-bytes 0...100", Exit.badInput)
+        }
+        request.headerBytes = headerBytes
+        request.feedbackEntryBytes = feedbackEntryBytes
+        guard overheadBudget >= 1, overheadBudget.isFinite else { throw fail("--overhead-budget must be 1 or more", Exit.badInput) }
+        request.overheadBudget = overheadBudget
+        guard (0...1_000_000).contains(verifyGroups) else { throw fail("--verify-groups must be 0...1000000", Exit.badInput) }
+        request.verifyGroups = verifyGroups
+        var arq = ARQConfiguration()
+        arq.enabled = !noArq
+        guard (1...65_536).contains(window) else { throw fail("--window must be 1...65536", Exit.badInput) }
+        guard (0...100_000).contains(retries) else { throw fail("--retries must be 0...100000", Exit.badInput) }
+        guard rtoMin > 0, rtoMin <= rtoMax, rtoMax <= 3_600_000, rtoInitial > 0, rtoInitial.isFinite else {
+            throw fail("RTO must satisfy 0 < --rto-min <= --rto-max <= 3600000 ms and --rto-initial > 0", Exit.badInput)
+        }
+        guard rtoBackoff >= 1, rtoBackoff <= 16 else { throw fail("--rto-backoff must be 1...16", Exit.badInput) }
+        guard nackDelay >= 0, nackRepeat > 0, ackInterval >= 0, nackDelay.isFinite, nackRepeat.isFinite, ackInterval.isFinite else {
+            throw fail("--nack-delay and --ack-interval must be >= 0 ms, --nack-repeat > 0 ms", Exit.badInput)
+        }
+        guard (0...65_536).contains(nackMaxGap) else { throw fail("--nack-max-gap must be 0...65536", Exit.badInput) }
+        arq.window = window
+        arq.retryLimit = retries
+        arq.initialRTOMs = rtoInitial
+        arq.minRTOMs = rtoMin
+        arq.maxRTOMs = rtoMax
+        arq.backoffFactor = rtoBackoff
+        arq.nackDelayMs = nackDelay
+        arq.nackRepeatMs = nackRepeat
+        arq.nackMaxGap = nackMaxGap
+        arq.ackIntervalMs = ackInterval
+        request.arq = arq
+        return request
+    }
+}

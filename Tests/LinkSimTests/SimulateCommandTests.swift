@@ -1,0 +1,99 @@
+import Foundation
+import Reports
+import Testing
+
+/// The command as a user runs it: one error line and exit 66 on bad input, a report otherwise.
+/// Needs the built binary (`make test` builds it and sets TUNNELPROBE_BIN).
+enum SimulateBinary {
+    static var path: String? {
+        if let b = ProcessInfo.processInfo.environment["TUNNELPROBE_BIN"] { return b }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let path = root.appendingPathComponent(".build/debug/tunnelprobe").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+}
+
+@Suite(.enabled(if: SimulateBinary.path != nil, "tunnelprobe is not built (run `make test`)"))
+struct SimulateCommandTests {
+
+    static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try #require(SimulateBinary.path))
+        p.arguments = ["simulate"] + arguments
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+
+    static func temporary(_ name: String, _ text: String) throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tp-sim-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent(name)
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        return file.path
+    }
+
+    @Test(arguments: [
+        (["--model", "bernoulli:p=0.05", "--levels", "turbo"], "unknown FEC level"),
+        (["--model", "bernoulli:p=0.05", "--levels", "200:3"], "k must be"),
+        (["--model", "bernoulli:p=0.05", "--levels", "10:0"], "m must be"),
+        (["--model", "bernoulli:p=1.5"], "p must be in [0, 1]"),
+        (["--model", "ge:p=0.1,r=0.2"], "h= is required"),
+        (["--model", "bernoulli:p=0.1", "--traffic", "cbr"], "rate= is required"),
+        ([String](), "give --fates FILE or --model SPEC"),
+    ])
+    func badFlagsGiveOneLineAndExit66(arguments: [String], message: String) throws {
+        let r = try Self.run(arguments + ["--out", NSTemporaryDirectory() + "tp-sim-never"])
+        #expect(r.status == 66)
+        #expect(r.stderr.hasPrefix("tunnelprobe: error: ") && r.stderr.contains(message), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test(arguments: [("", "empty file"), ("{\"schema\":", "not JSON"),
+                      ("{\"schema\":\"tunnelprobe.fates/1\",\"source\":{\"kind\":\"trace\",\"description\":\"x\"},\"streams\":[]}", "no streams")])
+    func badFatesFilesGiveOneLineAndExit66(text: String, message: String) throws {
+        let file = try Self.temporary("fates.json", text)
+        let r = try Self.run(["--fates", file])
+        #expect(r.status == 66)
+        #expect(r.stderr.contains(message) && r.stderr.contains(file), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func aRoundTripFatesFileRunsEndToEndAndTheSameSeedGivesTheSameReport() throws {
+        // The shape `trace --export-fates` writes: one roundTrip stream per resolver, RTT delays.
+        var packets: [PacketFate] = []
+        for i in 0..<4000 {
+            let lost = i % 37 == 5 || (i % 500 >= 100 && i % 500 < 104)
+            packets.append(PacketFate(sentMs: Double(i) * 4, size: 700, delivered: !lost, delayMs: lost ? nil : 80 + Double(i % 7)))
+        }
+        let trace = FateTrace(source: .init(kind: "trace", description: "lab capture"),
+                              streams: [FateStream(resolver: "198.18.0.2:53", domain: "vpn.lab.test", direction: .roundTrip, packets: packets)])
+        let file = try Self.temporary("fates.json", try ReportWriter.json(trace))
+        let out1 = (file as NSString).deletingLastPathComponent + "/r1"
+        let out2 = (file as NSString).deletingLastPathComponent + "/r2"
+        let args = ["--fates", file, "--runs", "2", "--seed", "11", "-q"]
+        let a = try Self.run(args + ["--out", out1])
+        let b = try Self.run(args + ["--out", out2])
+        #expect(a.status == 0 && b.status == 0, "\(a.stderr)")
+        func load(_ dir: String) throws -> SimulateReport {
+            try JSONDecoder().decode(SimulateReport.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/simulate.json")))
+        }
+        var ra = try load(out1)
+        var rb = try load(out2)
+        #expect(ra.input.sha256?.count == 64 && ra.input.streams.first?.data == "roundTrip")
+        #expect(ra.isal.groupsVerified > 0 && ra.isal.mismatches == 0)
+        for i in ra.levels.indices {
+            ra.levels[i].isal.encodeMicrosPerGroup = nil
+            ra.levels[i].isal.decodeMicrosPerGroup = nil
+            rb.levels[i].isal.encodeMicrosPerGroup = nil
+            rb.levels[i].isal.decodeMicrosPerGroup = nil
+        }
+        #expect(ra.levels == rb.levels && ra.recommendations == rb.recommendations && ra.input == rb.input)
+        #expect(FileManager.default.fileExists(atPath: out1 + "/simulate.md"))
+    }
+}
