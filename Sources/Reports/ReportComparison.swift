@@ -54,6 +54,9 @@ public struct ReportComparison: Codable, Sendable, Hashable {
         if let va = a.verifyReport, let vb = b.verifyReport, va.verdict != vb.verdict || va.engine != vb.engine {
             c.changes.append("verify: \(va.engine) \(va.verdict) → \(vb.engine) \(vb.verdict)\(vb.failure.map { " (\($0.phase): \($0.reason))" } ?? "")")
         }
+        if let sa = a.simulateReport?.recommendation, let sb = b.simulateReport?.recommendation, sa.level != sb.level {
+            c.changes.append("simulate: recommended level \(sa.level) → \(sb.level) (\(sb.reason))")
+        }
         let kindsA = Set(a.reports.map(\.kind)), kindsB = Set(b.reports.map(\.kind))
         for kind in ReportKind.allCases where kind != .scan && kindsA.contains(kind) != kindsB.contains(kind) {
             c.notes.append("\(kind.rawValue): only in \(kindsA.contains(kind) ? "A" : "B")")

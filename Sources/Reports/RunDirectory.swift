@@ -56,6 +56,7 @@ public enum ReportDocument: Sendable {
     case path(PathReport)
     case trace(TraceReport)
     case verify(VerifyReport)
+    case simulate(SimulateReport)
 }
 
 /// One report read from a run directory, ready to render.
@@ -89,6 +90,11 @@ public struct RunDirectory: Sendable {
 
     public var pathReport: PathReport? {
         for r in reports { if case .path(let p) = r.document { return p } }
+        return nil
+    }
+
+    public var simulateReport: SimulateReport? {
+        for r in reports { if case .simulate(let v) = r.document { return v } }
         return nil
     }
 
@@ -263,7 +269,12 @@ enum ReportRenderers {
             let r = try decoder.decode(VerifyReport.self, from: data)
             return LoadedReport(document: .verify(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
                                 markdown: r.markdown(), headline: "\(r.engine): \(r.verdict)", ok: r.verdict == "pass")
-        case .simulate, .resilience:
+        case .simulate:
+            let r = try decoder.decode(SimulateReport.self, from: data)
+            let best = r.recommendation.map { "recommended \($0.level) (\($0.direction))" } ?? "no recommendation"
+            return LoadedReport(document: .simulate(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
+                                markdown: r.markdown(), headline: "\(r.levels.count) levels, \(best)", ok: r.isal.mismatches == 0)
+        case .resilience:
             throw RendererMissing(kind: kind)
         }
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Crypto
 import FEC
 import Foundation
+import TraceAnalysis
 import LinkSim
 import Reports
 import Synchronization
@@ -23,6 +24,12 @@ struct SimulateCommand: ParsableCommand {
 
     @Option(help: "Fates file (tunnelprobe.fates/1) from `trace --export-fates` or `path --export-fates`.")
     var fates: String?
+
+    @Option(help: "A capture (pcap or pcapng): the trace analysis runs first and its fates are simulated.")
+    var pcap: String?
+
+    @Option(help: "With --pcap: seconds after which an unanswered query counts as lost (RFC 7680 Tmax).")
+    var pcapTmax: Double = 5
 
     @Option(help: "Loss model instead of fates: bernoulli:p=P or ge:p=P,r=R,h=H (plus delay=MS, rate=PER_S).")
     var model: String?
@@ -128,8 +135,11 @@ struct SimulateCommand: ParsableCommand {
     /// Every flag checked, every file read; any problem is one error line and exit 66.
     func buildRequest() throws -> SimulationRequest {
         let source: SimulationRequest.Source
+        let inputs = [fates, pcap, model].compactMap { $0 }.count
+        guard inputs <= 1 else { throw fail("give one of --fates, --pcap and --model", Exit.badInput) }
+        if let pcap { return try finishRequest(SimulationRequest(source: fatesFromCapture(pcap))) }
         switch (fates, model) {
-        case (nil, nil): throw fail("give --fates FILE or --model SPEC", Exit.badInput)
+        case (nil, nil): throw fail("give --fates FILE, --pcap FILE or --model SPEC", Exit.badInput)
         case (.some, .some): throw fail("give either --fates or --model, not both", Exit.badInput)
         case let (.some(file), nil):
             let data: Data
@@ -143,7 +153,33 @@ struct SimulateCommand: ParsableCommand {
         case let (nil, .some(spec)):
             do { source = .model(try LossModel.parse(spec)) } catch { throw fail("\(error)", Exit.badInput) }
         }
-        var request = SimulationRequest(source: source)
+        return try finishRequest(SimulationRequest(source: source))
+    }
+
+    /// `--pcap`: the capture through the trace analysis (docs/TRACE.md), its round-trip fates simulated.
+    func fatesFromCapture(_ path: String) throws -> SimulationRequest.Source {
+        var options = TraceOptions()
+        options.tmaxNanos = Int64(pcapTmax * 1e9)
+        options.recordFates = true
+        var analyzer = TraceAnalyzer(options: options)
+        let file: TraceReport.File
+        do { file = try analyzer.read(path: path, stop: { false }) } catch { throw fail("\(error)", Exit.badInput) }
+        if let reason = file.error {
+            throw fail("\(path): \(reason)" + (file.errorOffset.map { " (at byte offset \($0))" } ?? ""), Exit.badInput)
+        }
+        analyzer.finish()
+        let data = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
+        let hash = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        let trace = analyzer.fateTrace(source: .init(kind: "trace", description: "trace of \(path), Tmax \(pcapTmax) s",
+                                                     file: path, sha256: hash))
+        guard !trace.streams.isEmpty else { throw fail("\(path): no DNS queries in the capture, nothing to simulate", Exit.badInput) }
+        do { try trace.validate(path: path) } catch { throw fail("\(error)", Exit.badInput) }
+        return .fates(trace, file: path, sha256: hash)
+    }
+
+    /// The flags every input shares.
+    func finishRequest(_ base: SimulationRequest) throws -> SimulationRequest {
+        var request = base
         if let flushTimeout, !(flushTimeout > 0 && flushTimeout <= 60_000) {
             throw fail("--flush-timeout must be in (0, 60000] ms", Exit.badInput)
         }

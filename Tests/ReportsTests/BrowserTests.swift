@@ -35,7 +35,7 @@ import Testing
     func reportOpensWithoutConsoleErrorsAndShowsEveryChart() throws {
         let dir = try HTMLReportTests.tempDirectory("browser")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        try HTMLReportTests.writeScan(ScanReportTests.sample(), to: dir)
+        try RunPageTests.writeAll(to: dir)
         try RunDirectory.load(dir).render()
         let url = "file://\(dir)/index.html"
 
@@ -47,13 +47,13 @@ import Testing
 
         let dom = try Self.run(["--dump-dom", url])
         #expect(dom.status == 0)
-        for id in ["scan-mtu-download", "scan-mtu-upload", "scan-rtt-cdf"] {
+        for id in RunPageTests.chartIDs {
             #expect(dom.stdout.contains("id=\"\(id)\""), "chart \(id) missing from the DOM")
         }
         let console = dom.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }
         #expect(console.isEmpty, "console messages: \(console)")
 
-        let screenshot = try Self.run(["--screenshot=\(shot)", "--window-size=412,1600", url])
+        let screenshot = try Self.run(["--screenshot=\(shot)", "--window-size=412,6000", url])
         #expect(screenshot.status == 0)
         let size = (try? FileManager.default.attributesOfItem(atPath: shot)[.size] as? Int) ?? 0
         #expect(size > 10_000, "screenshot \(shot) is \(size) bytes")

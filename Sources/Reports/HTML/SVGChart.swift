@@ -102,7 +102,7 @@ public enum SVGChart {
     /// Vertical columns: histograms and time series (loss per interval, bursts highlighted).
     public static func columns(id: String, title: String, columns: [Column], xLabel: String, yLabel: String,
                                labelEvery: Int = 1) -> String {
-        let left = 48.0, right = 12.0, top = 28.0, bottom = 40.0, height = 240.0
+        let left = 48.0, right = 12.0, top = 40.0, bottom = 40.0, height = 252.0
         let scale = Axis(upper: max(columns.map(\.value).max() ?? 0, 1e-9))
         let plotW = width - left - right, plotH = height - top - bottom
         let slot = plotW / Double(max(columns.count, 1))
@@ -123,7 +123,7 @@ public enum SVGChart {
             }
         }
         s += text(left + plotW / 2, height - 6, xLabel, anchor: "middle")
-        s += text(8, top - 6, yLabel)
+        s += text(left, top - 10, yLabel)
         if columns.isEmpty { s += text(left + plotW / 2, top + plotH / 2, "no samples", anchor: "middle") }
         return s + "</svg>"
     }
@@ -143,7 +143,7 @@ public enum SVGChart {
 
     /// Labelled points, e.g. FEC levels: overhead across, residual loss up.
     public static func scatter(id: String, title: String, points: [Point], xLabel: String, yLabel: String) -> String {
-        let left = 56.0, right = 24.0, top = 28.0, bottom = 38.0, height = 260.0
+        let left = 56.0, right = 24.0, top = 40.0, bottom = 38.0, height = 272.0
         let xs = Axis(upper: max(points.map(\.x).max() ?? 0, 1e-9))
         let ys = Axis(upper: max(points.map(\.y).max() ?? 0, 1e-9))
         let plotW = width - left - right, plotH = height - top - bottom
@@ -162,7 +162,7 @@ public enum SVGChart {
             s += text(x(p.x) + 7, y(p.y) - 6, p.label)
         }
         s += text(left + plotW / 2, height - 4, xLabel, anchor: "middle")
-        s += text(8, top - 6, yLabel)
+        s += text(left, top - 10, yLabel)
         return s + "</svg>"
     }
 

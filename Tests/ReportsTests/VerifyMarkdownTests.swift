@@ -1,7 +1,6 @@
 import Foundation
 import Reports
 import Testing
-@testable import TunnelVerify
 
 struct VerifyMarkdownTests {
     static func sample() -> VerifyReport {

@@ -1,0 +1,40 @@
+extension SimulateReport {
+    /// The simulation section: levels side by side (residual loss against overhead, delay p99), the
+    /// recommendation and the ISA-L check.
+    public func htmlSection() -> String {
+        var s = "<section id=\"simulate\"><h2>FEC + ARQ simulation</h2>"
+        if !run.complete {
+            s += "<p class=\"notice\"><b>Incomplete</b> (\(HTML.escape(run.interruption ?? "stopped"))).</p>"
+        }
+        let source = input.file.map { "\(HTML.escape($0))" + (input.sha256.map { " <span class=\"muted\">sha256 \(HTML.escape(String($0.prefix(16))))…</span>" } ?? "") }
+            ?? HTML.escape(input.model ?? input.kind)
+        s += HTML.facts([
+            ("Input", source),
+            ("Runs", "\(input.runs) × \(input.opportunitiesPerRun) channel opportunities, seed \(input.seed)"),
+            ("Traffic", HTML.escape("\(settings.traffic), \(settings.symbolSize)-byte symbols, \(settings.headerBytes) bytes of framing, direction \(settings.direction)")),
+            ("ISA-L check", "\(isal.groupsVerified) groups encoded and rebuilt through \(HTML.escape(isal.library)), \(isal.mismatches == 0 ? HTML.badge("0 mismatches", .ok) : HTML.badge("\(isal.mismatches) mismatches", .bad))"),
+        ])
+        for r in recommendations.isEmpty ? (recommendation.map { [$0] } ?? []) : recommendations {
+            s += "<p>\(HTML.badge("recommended: \(r.level)", r.withinBudget ? .ok : .warn)) (\(HTML.escape(r.direction))) — \(HTML.escape(r.reason))</p>"
+        }
+        func pct(_ v: Double?) -> String { v.map { HTML.formatFixed($0 * 100, decimals: 3) + " %" } ?? "–" }
+        s += HTML.table(["level", "k+m", "residual loss FEC only", "residual loss FEC+ARQ", "recovered by FEC", "repaired by ARQ", "overhead", "delay p50 ms", "delay p99 ms", "stall max ms", "groups by flush"],
+                        levels.map { l in
+                            [HTML.escape("\(l.level) (\(l.direction))"), "\(l.k)+\(l.m)", pct(l.residualLossFEC), pct(l.residualLoss),
+                             "\(l.recoveredByFEC)", "\(l.repairedByARQ)", HTML.number(l.overhead, decimals: 3),
+                             HTML.number(l.delayMs.p50, decimals: 1), HTML.number(l.delayMs.p99, decimals: 1),
+                             HTML.number(l.stallMs.max, decimals: 1), "\(l.groups.closedByFlushTimeout)"]
+                        }, numeric: [2, 3, 4, 5, 6, 7, 8, 9, 10], caption: "Overhead = bytes on the wire per useful byte (repair, ACK and NACK included)")
+        let recommended = Set((recommendations.isEmpty ? (recommendation.map { [$0] } ?? []) : recommendations).map { "\($0.level)|\($0.direction)" })
+        let points = levels.map { l in
+            SVGChart.Point(label: l.level, x: l.overhead ?? 0, y: (l.residualLossFEC ?? 0) * 100,
+                           highlighted: recommended.contains("\(l.level)|\(l.direction)"))
+        }
+        s += "<figure>" + SVGChart.scatter(id: "simulate-loss-overhead", title: "Residual loss after FEC alone vs overhead", points: points,
+                                           xLabel: "bytes on the wire per useful byte", yLabel: "% lost after FEC") + "</figure>"
+        let bars = levels.map { SVGChart.Bar(label: "\($0.level) \($0.k)+\($0.m)", value: $0.delayMs.p99 ?? 0,
+                                             series: recommended.contains("\($0.level)|\($0.direction)") ? 2 : 0) }
+        s += "<figure>" + SVGChart.bars(id: "simulate-delay-p99", title: "Delivery delay p99 per level (FEC + ARQ)", bars: bars, unit: "ms") + "</figure>"
+        return s + "</section>"
+    }
+}
