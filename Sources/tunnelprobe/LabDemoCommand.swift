@@ -48,7 +48,8 @@ extension LabCommand {
             let directory = URL(fileURLWithPath: out ?? "reports/\(runID)").standardizedFileURL.path
             let name = "d" + String(UInt32.random(in: 0...UInt32.max), radix: 36).prefix(7)
             let binary = LabCLI.currentExecutable()
-            let logger = common.logger("lab-demo")
+            var logger = common.logger("lab-demo")
+            if !common.verbose { logger.logLevel = .warning }
             let started = Date()
             do { try FileManager.default.createDirectory(atPath: directory + "/logs", withIntermediateDirectories: true) } catch {
                 throw fail("\(directory): \(error.localizedDescription)", Exit.environment)
@@ -115,8 +116,8 @@ extension LabCommand {
             FileManager.default.createFile(atPath: log, contents: nil)
             let process = Process()
             let argv = Lab.namespaceCommand(name: lab.name, role: .client, command: stage.arguments)
-            process.executableURL = URL(fileURLWithPath: argv[0])
-            process.arguments = Array(argv.dropFirst())
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = argv
             let handle = FileHandle(forWritingAtPath: log)
             process.standardOutput = handle
             process.standardError = handle
@@ -153,11 +154,12 @@ struct DemoPlan {
     let pathRate: Double
     let pathCount: Int
 
-    var profilePath: String { directory + "/profile.json" }
+    var profilePath: String { directory + "/inputs/profile.json" }
 
     /// The iOS client's profile for the lab's iodine server.
     func writeProfile() throws {
         guard let t = lab.tunnel else { return }
+        try FileManager.default.createDirectory(atPath: directory + "/inputs", withIntermediateDirectories: true)
         let profile = """
             {"version":1,"name":"lab iodine","protocol":"iodine","domain":"\(t.domain)",
              "resolvers":[{"type":"udp","address":"\(t.resolver):53"}],"expectedExitIP":"\(t.exitAddress)",
@@ -168,7 +170,8 @@ struct DemoPlan {
 
     var stages: [Stage] {
         let impaired = lab.impairedResolverAddress ?? lab.resolverAddress
-        let common = ["--domain", lab.domain, "--key-file", lab.keyFile, "--seed", "\(seed)", "--out", directory, "--quiet"]
+        let vantage = ["--vantage", "lab \(lab.name)"]
+        let common = ["--domain", lab.domain, "--key-file", lab.keyFile, "--seed", "\(seed)", "--out", directory, "--quiet"] + vantage
         var list: [Stage] = [
             Stage(kind: .scan, summary: "MTU of the direct resolver, two aliases, the impaired path and a silent address",
                   arguments: [binary, "scan", "--resolver", lab.resolverAddress, "--resolver", "198.18.4.10", "--resolver", "198.18.4.11",
@@ -181,7 +184,7 @@ struct DemoPlan {
                   directory: directory),
             Stage(kind: .trace, summary: "the path capture, query by query",
                   arguments: [binary, "trace", directory + "/path.pcap", "--tmax", "2", "--export-fates", directory + "/trace-fates.json",
-                              "--out", directory, "--quiet"],
+                              "--out", directory, "--quiet"] + vantage,
                   directory: directory),
             Stage(kind: .simulate, summary: "FEC levels and ARQ against the captured fates",
                   arguments: [binary, "simulate", "--fates", directory + "/trace-fates.json", "--runs", "3", "--seed", "\(seed)",
