@@ -128,7 +128,8 @@ enum SystemCalls {
 enum DirectoryLock {
     static func withLock<T>(
         on path: String,
-        timeout: Duration = .seconds(60),
+        // Generous: a test run brings up several labs at once, and each holds the lock for its whole build.
+        timeout: Duration = .seconds(300),
         _ body: () async throws(LabError) -> T
     ) async throws(LabError) -> T {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -45,7 +45,7 @@ struct SimulateCommandTests {
         (["--model", "bernoulli:p=1.5"], "p must be in [0, 1]"),
         (["--model", "ge:p=0.1,r=0.2"], "h= is required"),
         (["--model", "bernoulli:p=0.1", "--traffic", "cbr"], "rate= is required"),
-        ([String](), "give --fates FILE or --model SPEC"),
+        ([String](), "give --fates FILE, --pcap FILE or --model SPEC"),
     ])
     func badFlagsGiveOneLineAndExit66(arguments: [String], message: String) throws {
         let r = try Self.run(arguments + ["--out", NSTemporaryDirectory() + "tp-sim-never"])
