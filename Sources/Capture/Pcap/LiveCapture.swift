@@ -147,6 +147,15 @@ public final class LiveCapture: @unchecked Sendable {
             }, UnsafeMutablePointer(OpaquePointer(context)))
             if n < 0 { break }  // PCAP_ERROR_BREAK after pcap_breakloop, or the device went away
         }
+        // Packets the kernel already holds when stop() breaks the loop are part of the capture too:
+        // read them without blocking before closing, or the file would miss the last few.
+        var errbuf = [CChar](repeating: 0, count: Int(CPcap_ERRBUF_SIZE))
+        if pcap_setnonblock(p, 1, &errbuf) == 0 {
+            while pcap_dispatch(p, -1, { user, header, bytes in
+                guard let user, let header, let bytes else { return }
+                Unmanaged<LiveCapture>.fromOpaque(user).takeUnretainedValue().deliver(header, bytes)
+            }, UnsafeMutablePointer(OpaquePointer(context))) > 0 {}
+        }
         state.withLock { $0.loopEnded = true }
         var pcapStats = pcap_stat()
         let haveStats = pcap_stats(p, &pcapStats) == 0
