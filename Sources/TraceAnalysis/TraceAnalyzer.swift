@@ -29,6 +29,14 @@ public struct TraceAnalyzer {
     private struct Endpoint: Hashable {
         var address: IPAddress
         var port: UInt16
+
+        /// A cheap 64-bit hash for the resolver index.
+        var hash64: UInt64 {
+            switch address {
+            case .v4(let a): DNSQuestionScan.mix(UInt64(a) << 16 | UInt64(port), 4)
+            case .v6(let hi, let lo): DNSQuestionScan.mix(DNSQuestionScan.mix(hi, lo), UInt64(port))
+            }
+        }
     }
 
     private var window = TransactionWindow()
@@ -39,10 +47,10 @@ public struct TraceAnalyzer {
     private var dnsPortBits = [UInt64](repeating: 0, count: 1024)
     private var now: Int64 = .min
 
-    private var resolverIndex: [Endpoint: Int32] = [:]
+    private var resolverIndex = HashIndex()
     private var resolverNames: [Endpoint] = []
     private var resolverMetrics: [TraceMetrics] = []
-    private var groupIndex: [UInt64: Int32] = [:]
+    private var groupIndex = HashIndex(capacity: 64)
     private var groupKeys: [(resolver: Int32, domain: Int32, qtype: UInt16)] = []
     private var groupMetrics: [TraceMetrics] = []
     private var domains: TunnelDomains
@@ -85,18 +93,11 @@ public struct TraceAnalyzer {
     /// summary after every record before it has been analysed; opening errors are thrown.
     public mutating func read(path: String, stop: () -> Bool = { false }) throws(CaptureError) -> TraceReport.File {
         let reader = try CaptureFileReader(path: path, filter: options.filter)
-        var decoder = PacketDecoder(linkType: reader.linkType)
-        var failure: CaptureError?
-        do {
-            try reader.forEachFrame(stop: stop) { frame, wireLength, time in
-                decoder.decode(frame, wireLength: wireLength, timestampNanos: time) { header, payload in
-                    self.packet(header, payload)
-                }
-            }
-        } catch {
-            failure = error
+        // Reading and decoding on a second thread, matching on this one (DecodingPipeline).
+        let pipeline = DecodingPipeline(reader: reader)
+        let (decoder, failure) = pipeline.run(stop: stop) { header, payload in
+            self.packet(header, payload)
         }
-        decoder.finish()
         records += reader.records
         decodedPackets += decoder.decoded
         undecoded.add(decoder.undecoded)
@@ -146,11 +147,12 @@ public struct TraceAnalyzer {
     private mutating func resolver(_ endpoint: Endpoint) -> Int32 {
         if endpoint == lastEndpoint { return lastResolver }
         let index: Int32
-        if let known = resolverIndex[endpoint] {
+        let hash = endpoint.hash64
+        if let known = resolverIndex.find(hash, where: { resolverNames[Int($0)] == endpoint }) {
             index = known
         } else if resolverNames.count < options.maxResolvers {
             index = Int32(resolverNames.count)
-            resolverIndex[endpoint] = index
+            resolverIndex.insert(hash, index)
             resolverNames.append(endpoint)
             resolverMetrics.append(TraceMetrics())
         } else {
@@ -164,14 +166,14 @@ public struct TraceAnalyzer {
     private mutating func group(resolver: Int32, domain: Int32, qtype: UInt16) -> Int32 {
         let packed = UInt64(UInt32(bitPattern: resolver)) << 32 | UInt64(UInt16(truncatingIfNeeded: domain)) << 16 | UInt64(qtype)
         if packed == lastGroupKey { return lastGroup }
-        if let known = groupIndex[packed] {
+        if let known = groupIndex.find(packed) {
             lastGroupKey = packed
             lastGroup = known
             return known
         }
         guard groupKeys.count < options.maxGroups else { return Int32(options.maxGroups - 1) }
         let index = Int32(groupKeys.count)
-        groupIndex[packed] = index
+        groupIndex.insert(packed, index)
         groupKeys.append((resolver, domain, qtype))
         groupMetrics.append(TraceMetrics())
         return index

@@ -10,8 +10,8 @@ struct TunnelDomains {
     let maxDomains: Int
     private(set) var names: [String] = []
     private(set) var isTunnel: [Bool] = []
-    private var bySuffixHash: [UInt64: Int32] = [:]
-    private var tunnelSuffixes: [UInt64: Int32] = [:]
+    private var bySuffixHash = HashIndex(capacity: 64)
+    private var tunnelSuffixes = HashIndex(capacity: 64)
     private var otherID: Int32?
     // The previous tunnel name's domain: a tunnel's queries follow each other under one suffix.
     private var lastHash: UInt64 = 0
@@ -37,14 +37,14 @@ struct TunnelDomains {
             let hash = start < n ? suffixHashes[start] : DNSQuestionScan.mix(0, 0)
             if hash == lastHash, lastID >= 0 { return lastID }
             let id = intern(hash: hash, start: start, name: name, labelStarts: labelStarts, count: n, tunnel: true)
-            if tunnelSuffixes[hash] == nil, tunnelSuffixes.count < maxDomains { tunnelSuffixes[hash] = id }
+            if tunnelSuffixes.count < maxDomains, tunnelSuffixes.find(hash) == nil { tunnelSuffixes.insert(hash, id) }
             lastHash = hash
             lastID = id
             return id
         }
         if !tunnelSuffixes.isEmpty {
             for i in 0..<n {
-                if let id = tunnelSuffixes[suffixHashes[i]] { return id }
+                if let id = tunnelSuffixes.find(suffixHashes[i]) { return id }
             }
         }
         let start = max(0, n - 2)
@@ -55,7 +55,7 @@ struct TunnelDomains {
         hash: UInt64, start: Int, name: UnsafeMutableRawBufferPointer, labelStarts: UnsafeMutableBufferPointer<Int>,
         count: Int, tunnel: Bool
     ) -> Int32 {
-        if let id = bySuffixHash[hash] {
+        if let id = bySuffixHash.find(hash) {
             if tunnel, !isTunnel[Int(id)] { isTunnel[Int(id)] = true }
             return id
         }
@@ -72,7 +72,7 @@ struct TunnelDomains {
             labels.append(String(decoding: UnsafeRawBufferPointer(rebasing: name[from..<to]), as: UTF8.self))
         }
         let id = Int32(names.count)
-        bySuffixHash[hash] = id
+        bySuffixHash.insert(hash, id)
         names.append(labels.isEmpty ? "." : labels.joined(separator: "."))
         isTunnel.append(tunnel)
         return id
