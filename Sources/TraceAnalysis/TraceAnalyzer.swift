@@ -94,9 +94,9 @@ public struct TraceAnalyzer {
     public mutating func read(path: String, stop: () -> Bool = { false }) throws(CaptureError) -> TraceReport.File {
         let reader = try CaptureFileReader(path: path, filter: options.filter)
         // Reading and decoding on a second thread, matching on this one (DecodingPipeline).
-        let pipeline = DecodingPipeline(reader: reader)
-        let (decoder, failure) = pipeline.run(stop: stop) { header, payload in
-            self.packet(header, payload)
+        let pipeline = TracePipeline(reader: reader, options: options)
+        let (decoder, failure) = pipeline.run(stop: stop) { header, payload, outcome, scan in
+            self.packet(header, payload, prescanned: outcome, scan)
         }
         records += reader.records
         decodedPackets += decoder.decoded
@@ -107,6 +107,12 @@ public struct TraceAnalyzer {
 
     /// One decoded packet (also the entry point for live capture and tests).
     public mutating func packet(_ header: PacketHeader, _ payload: UnsafeRawBufferPointer) {
+        packet(header, payload, prescanned: 0, DNSQuestionScan())
+    }
+
+    /// One decoded packet with the question scan TracePipeline did on its thread (`prescanned`: 0 none,
+    /// 1 `scan` holds it, 2 + index of the DNSQuestionScan.Failure).
+    mutating func packet(_ header: PacketHeader, _ payload: UnsafeRawBufferPointer, prescanned: UInt8, _ scan: DNSQuestionScan) {
         guard isDNSPort(header.sourcePort) || isDNSPort(header.destinationPort) else {
             notDNS += 1
             return
@@ -117,7 +123,13 @@ public struct TraceAnalyzer {
         }
         switch header.transport {
         case .udp:
-            message(header, payload)
+            if prescanned == 0 {
+                message(header, payload)
+            } else if prescanned == 1 {
+                matched(header, scan, payload, nameScanned: false)
+            } else {
+                dnsUndecoded[DNSQuestionScan.Failure.allCases[Int(prescanned) - 2].rawValue, default: 0] += 1
+            }
         case .tcp:
             // DNS over TCP is rare next to UDP: the messages a segment completes are copied out.
             var messages: [[UInt8]] = []
@@ -135,10 +147,15 @@ public struct TraceAnalyzer {
             dnsUndecoded[failure.rawValue, default: 0] += 1
             return
         }
+        matched(header, scan, bytes, nameScanned: true)
+    }
+
+    /// A scanned DNS message; `nameScanned`: the scratch buffers hold its name (else only `scan` does).
+    private mutating func matched(_ header: PacketHeader, _ scan: DNSQuestionScan, _ bytes: UnsafeRawBufferPointer, nameScanned: Bool) {
         dnsMessages += 1
         let time = header.timestampNanos
         if !scan.isResponse {
-            query(header, scan, size: bytes.count, time: time)
+            query(header, scan, bytes, nameScanned: nameScanned, time: time)
         } else {
             response(header, scan, size: bytes.count, time: time)
         }
@@ -179,7 +196,10 @@ public struct TraceAnalyzer {
         return index
     }
 
-    private mutating func query(_ header: PacketHeader, _ scan: DNSQuestionScan, size: Int, time: Int64) {
+    private mutating func query(
+        _ header: PacketHeader, _ scan: DNSQuestionScan, _ bytes: UnsafeRawBufferPointer, nameScanned: Bool, time: Int64
+    ) {
+        let size = bytes.count
         let r = resolver(Endpoint(address: header.destination, port: header.destinationPort))
         let key = TransactionKey(client: header.source, clientPort: header.sourcePort, id: scan.id, resolver: r,
                                  qtype: scan.qtype, name: scan.nameHash)
@@ -194,7 +214,16 @@ public struct TraceAnalyzer {
             }
             window.retire(serial)  // the id and question are reused by a new transaction
         }
-        let d = domains.domain(scan: scan, name: nameBuffer, suffixHashes: suffixHashes, labelStarts: labelStarts)
+        let d: Int32
+        if !nameScanned, let known = domains.knownDomain(scan) {
+            d = known
+        } else {
+            if !nameScanned {  // a name whose domain is new: scan it again here for its labels
+                var again = DNSQuestionScan()
+                _ = DNSQuestionScan.scan(bytes, name: nameBuffer, suffixHashes: suffixHashes, labelStarts: labelStarts, into: &again)
+            }
+            d = domains.domain(scan: scan, name: nameBuffer, suffixHashes: suffixHashes, labelStarts: labelStarts)
+        }
         if Int(d) >= domainQueries.count {
             domainQueries.append(0)
             domainNullQueries.append(0)
@@ -226,11 +255,15 @@ public struct TraceAnalyzer {
                 let rtt = time - t.sent
                 update(r, t.group) { m in
                     m.answered += 1
-                    m.recordRTT(nanoseconds: rtt)
                     m.responseSizes.record(size)
                     m.rcodes[Int(scan.rcode)] += 1
                     if scan.truncated { m.truncated += 1 }
                 }
+                // The RTT goes into the group's histogram only; a resolver's is the sum of its groups' at
+                // report time (one HdrHistogram record per response), except for the group that absorbs
+                // the overflow of several resolvers (`maxGroups`), recorded in the resolver's own.
+                groupMetrics[Int(t.group)].recordRTT(nanoseconds: rtt)
+                if Int(t.group) == options.maxGroups - 1 { resolverMetrics[Int(r)].recordRTT(nanoseconds: rtt) }
                 resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
                 groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
                 if t.fate >= 0 { fates.delivered(t.fate, delay: rtt) }
@@ -309,6 +342,10 @@ public struct TraceAnalyzer {
                                           dns: dnsMessages, notDNS: notDNS, tcpSegmentsSkipped: streams.skipped)
         var total = TraceMetrics()
         var resolvers: [TraceStats] = []
+        var resolverMetrics = self.resolverMetrics
+        for g in groupKeys.indices where g != options.maxGroups - 1 {
+            resolverMetrics[Int(groupKeys[g].resolver)].addRTT(groupMetrics[g].rtt)
+        }
         for (i, endpoint) in resolverNames.enumerated() {
             let m = resolverMetrics[i]
             total.merge(m)

@@ -51,6 +51,24 @@ struct TunnelDomains {
         return intern(hash: suffixHashes[start], start: start, name: name, labelStarts: labelStarts, count: n, tunnel: false)
     }
 
+    /// The domain of a name whose domain is already known, from the hashes `prepareDomainHashes` left in
+    /// `scan` (the same answer `domain` gives, without the name); nil when only `domain` can tell.
+    mutating func knownDomain(_ scan: DNSQuestionScan) -> Int32? {
+        if scan.labelCount == 0 { return bySuffixHash.find(scan.nameHash) }
+        if scan.longestLabel >= encodedLabelMin {
+            let hash = scan.tunnelSuffixHash
+            if hash == lastHash, lastID >= 0 { return lastID }
+            guard let id = bySuffixHash.find(hash) else { return nil }
+            if !isTunnel[Int(id)] { isTunnel[Int(id)] = true }
+            if tunnelSuffixes.count < maxDomains, tunnelSuffixes.find(hash) == nil { tunnelSuffixes.insert(hash, id) }
+            lastHash = hash
+            lastID = id
+            return id
+        }
+        guard tunnelSuffixes.isEmpty else { return nil }
+        return bySuffixHash.find(scan.shortSuffixHash)
+    }
+
     private mutating func intern(
         hash: UInt64, start: Int, name: UnsafeMutableRawBufferPointer, labelStarts: UnsafeMutableBufferPointer<Int>,
         count: Int, tunnel: Bool
