@@ -16,6 +16,10 @@ struct DNSQuestionScan {
     var nameHash: UInt64 = 0
     /// Length of the longest label, and the index of the last label at least `encodedLabelMin` long.
     var longestLabel = 0
+    /// Filled by `prepareDomainHashes`: the hash of the suffix after the last label at least
+    /// `encodedLabelMin` long (when there is one), and of the last two labels (TunnelDomains).
+    var tunnelSuffixHash: UInt64 = 0
+    var shortSuffixHash: UInt64 = 0
 
     var isResponse: Bool { flags & 0x8000 != 0 }
     var opcode: UInt16 { (flags >> 11) & 0x0f }
@@ -97,6 +101,23 @@ struct DNSQuestionScan {
         out.nameHash = labels == 0 ? suffix : suffixHashes[0]
         labelStarts[labels] = written
         return nil
+    }
+
+    /// The suffix hashes `TunnelDomains.knownDomain` needs, from the buffers `scan` just filled, so that
+    /// the domain of a name is found again without the name itself.
+    mutating func prepareDomainHashes(
+        encodedLabelMin: Int, name: UnsafeMutableRawBufferPointer,
+        suffixHashes: UnsafeMutableBufferPointer<UInt64>, labelStarts: UnsafeMutableBufferPointer<Int>
+    ) {
+        let n = labelCount
+        guard n > 0 else { return }
+        if longestLabel >= encodedLabelMin {
+            var last = -1
+            for i in 0..<n where Int(name[labelStarts[i]]) >= encodedLabelMin { last = i }
+            let start = last + 1
+            tunnelSuffixHash = start < n ? suffixHashes[start] : Self.mix(0, 0)
+        }
+        shortSuffixHash = suffixHashes[max(0, n - 2)]
     }
 
     /// ASCII A-Z to a-z eight bytes at a time (RFC 4343: DNS names compare case-insensitively). Label

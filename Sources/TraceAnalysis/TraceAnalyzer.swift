@@ -29,6 +29,14 @@ public struct TraceAnalyzer {
     private struct Endpoint: Hashable {
         var address: IPAddress
         var port: UInt16
+
+        /// A cheap 64-bit hash for the resolver index.
+        var hash64: UInt64 {
+            switch address {
+            case .v4(let a): DNSQuestionScan.mix(UInt64(a) << 16 | UInt64(port), 4)
+            case .v6(let hi, let lo): DNSQuestionScan.mix(DNSQuestionScan.mix(hi, lo), UInt64(port))
+            }
+        }
     }
 
     private var window = TransactionWindow()
@@ -39,10 +47,10 @@ public struct TraceAnalyzer {
     private var dnsPortBits = [UInt64](repeating: 0, count: 1024)
     private var now: Int64 = .min
 
-    private var resolverIndex: [Endpoint: Int32] = [:]
+    private var resolverIndex = HashIndex()
     private var resolverNames: [Endpoint] = []
     private var resolverMetrics: [TraceMetrics] = []
-    private var groupIndex: [UInt64: Int32] = [:]
+    private var groupIndex = HashIndex(capacity: 64)
     private var groupKeys: [(resolver: Int32, domain: Int32, qtype: UInt16)] = []
     private var groupMetrics: [TraceMetrics] = []
     private var domains: TunnelDomains
@@ -85,18 +93,11 @@ public struct TraceAnalyzer {
     /// summary after every record before it has been analysed; opening errors are thrown.
     public mutating func read(path: String, stop: () -> Bool = { false }) throws(CaptureError) -> TraceReport.File {
         let reader = try CaptureFileReader(path: path, filter: options.filter)
-        var decoder = PacketDecoder(linkType: reader.linkType)
-        var failure: CaptureError?
-        do {
-            try reader.forEachFrame(stop: stop) { frame, wireLength, time in
-                decoder.decode(frame, wireLength: wireLength, timestampNanos: time) { header, payload in
-                    self.packet(header, payload)
-                }
-            }
-        } catch {
-            failure = error
+        // Reading and decoding on a second thread, matching on this one (DecodingPipeline).
+        let pipeline = TracePipeline(reader: reader, options: options)
+        let (decoder, failure) = pipeline.run(stop: stop) { header, payload, outcome, scan in
+            self.packet(header, payload, prescanned: outcome, scan)
         }
-        decoder.finish()
         records += reader.records
         decodedPackets += decoder.decoded
         undecoded.add(decoder.undecoded)
@@ -106,6 +107,12 @@ public struct TraceAnalyzer {
 
     /// One decoded packet (also the entry point for live capture and tests).
     public mutating func packet(_ header: PacketHeader, _ payload: UnsafeRawBufferPointer) {
+        packet(header, payload, prescanned: 0, DNSQuestionScan())
+    }
+
+    /// One decoded packet with the question scan TracePipeline did on its thread (`prescanned`: 0 none,
+    /// 1 `scan` holds it, 2 + index of the DNSQuestionScan.Failure).
+    mutating func packet(_ header: PacketHeader, _ payload: UnsafeRawBufferPointer, prescanned: UInt8, _ scan: DNSQuestionScan) {
         guard isDNSPort(header.sourcePort) || isDNSPort(header.destinationPort) else {
             notDNS += 1
             return
@@ -116,7 +123,13 @@ public struct TraceAnalyzer {
         }
         switch header.transport {
         case .udp:
-            message(header, payload)
+            if prescanned == 0 {
+                message(header, payload)
+            } else if prescanned == 1 {
+                matched(header, scan, payload, nameScanned: false)
+            } else {
+                dnsUndecoded[DNSQuestionScan.Failure.allCases[Int(prescanned) - 2].rawValue, default: 0] += 1
+            }
         case .tcp:
             // DNS over TCP is rare next to UDP: the messages a segment completes are copied out.
             var messages: [[UInt8]] = []
@@ -134,10 +147,15 @@ public struct TraceAnalyzer {
             dnsUndecoded[failure.rawValue, default: 0] += 1
             return
         }
+        matched(header, scan, bytes, nameScanned: true)
+    }
+
+    /// A scanned DNS message; `nameScanned`: the scratch buffers hold its name (else only `scan` does).
+    private mutating func matched(_ header: PacketHeader, _ scan: DNSQuestionScan, _ bytes: UnsafeRawBufferPointer, nameScanned: Bool) {
         dnsMessages += 1
         let time = header.timestampNanos
         if !scan.isResponse {
-            query(header, scan, size: bytes.count, time: time)
+            query(header, scan, bytes, nameScanned: nameScanned, time: time)
         } else {
             response(header, scan, size: bytes.count, time: time)
         }
@@ -146,11 +164,12 @@ public struct TraceAnalyzer {
     private mutating func resolver(_ endpoint: Endpoint) -> Int32 {
         if endpoint == lastEndpoint { return lastResolver }
         let index: Int32
-        if let known = resolverIndex[endpoint] {
+        let hash = endpoint.hash64
+        if let known = resolverIndex.find(hash, where: { resolverNames[Int($0)] == endpoint }) {
             index = known
         } else if resolverNames.count < options.maxResolvers {
             index = Int32(resolverNames.count)
-            resolverIndex[endpoint] = index
+            resolverIndex.insert(hash, index)
             resolverNames.append(endpoint)
             resolverMetrics.append(TraceMetrics())
         } else {
@@ -164,20 +183,23 @@ public struct TraceAnalyzer {
     private mutating func group(resolver: Int32, domain: Int32, qtype: UInt16) -> Int32 {
         let packed = UInt64(UInt32(bitPattern: resolver)) << 32 | UInt64(UInt16(truncatingIfNeeded: domain)) << 16 | UInt64(qtype)
         if packed == lastGroupKey { return lastGroup }
-        if let known = groupIndex[packed] {
+        if let known = groupIndex.find(packed) {
             lastGroupKey = packed
             lastGroup = known
             return known
         }
         guard groupKeys.count < options.maxGroups else { return Int32(options.maxGroups - 1) }
         let index = Int32(groupKeys.count)
-        groupIndex[packed] = index
+        groupIndex.insert(packed, index)
         groupKeys.append((resolver, domain, qtype))
         groupMetrics.append(TraceMetrics())
         return index
     }
 
-    private mutating func query(_ header: PacketHeader, _ scan: DNSQuestionScan, size: Int, time: Int64) {
+    private mutating func query(
+        _ header: PacketHeader, _ scan: DNSQuestionScan, _ bytes: UnsafeRawBufferPointer, nameScanned: Bool, time: Int64
+    ) {
+        let size = bytes.count
         let r = resolver(Endpoint(address: header.destination, port: header.destinationPort))
         let key = TransactionKey(client: header.source, clientPort: header.sourcePort, id: scan.id, resolver: r,
                                  qtype: scan.qtype, name: scan.nameHash)
@@ -192,7 +214,16 @@ public struct TraceAnalyzer {
             }
             window.retire(serial)  // the id and question are reused by a new transaction
         }
-        let d = domains.domain(scan: scan, name: nameBuffer, suffixHashes: suffixHashes, labelStarts: labelStarts)
+        let d: Int32
+        if !nameScanned, let known = domains.knownDomain(scan) {
+            d = known
+        } else {
+            if !nameScanned {  // a name whose domain is new: scan it again here for its labels
+                var again = DNSQuestionScan()
+                _ = DNSQuestionScan.scan(bytes, name: nameBuffer, suffixHashes: suffixHashes, labelStarts: labelStarts, into: &again)
+            }
+            d = domains.domain(scan: scan, name: nameBuffer, suffixHashes: suffixHashes, labelStarts: labelStarts)
+        }
         if Int(d) >= domainQueries.count {
             domainQueries.append(0)
             domainNullQueries.append(0)
@@ -224,11 +255,15 @@ public struct TraceAnalyzer {
                 let rtt = time - t.sent
                 update(r, t.group) { m in
                     m.answered += 1
-                    m.recordRTT(nanoseconds: rtt)
                     m.responseSizes.record(size)
                     m.rcodes[Int(scan.rcode)] += 1
                     if scan.truncated { m.truncated += 1 }
                 }
+                // The RTT goes into the group's histogram only; a resolver's is the sum of its groups' at
+                // report time (one HdrHistogram record per response), except for the group that absorbs
+                // the overflow of several resolvers (`maxGroups`), recorded in the resolver's own.
+                groupMetrics[Int(t.group)].recordRTT(nanoseconds: rtt)
+                if Int(t.group) == options.maxGroups - 1 { resolverMetrics[Int(r)].recordRTT(nanoseconds: rtt) }
                 resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
                 groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
                 if t.fate >= 0 { fates.delivered(t.fate, delay: rtt) }
@@ -307,6 +342,10 @@ public struct TraceAnalyzer {
                                           dns: dnsMessages, notDNS: notDNS, tcpSegmentsSkipped: streams.skipped)
         var total = TraceMetrics()
         var resolvers: [TraceStats] = []
+        var resolverMetrics = self.resolverMetrics
+        for g in groupKeys.indices where g != options.maxGroups - 1 {
+            resolverMetrics[Int(groupKeys[g].resolver)].addRTT(groupMetrics[g].rtt)
+        }
         for (i, endpoint) in resolverNames.enumerated() {
             let m = resolverMetrics[i]
             total.merge(m)

@@ -78,11 +78,15 @@ extension TraceMetrics {
         reordered += o.reordered
         truncated += o.truncated
         for i in rcodes.indices { rcodes[i] += o.rcodes[i] }
-        if let other = o.rtt {
-            if rtt == nil { rtt = other } else { rtt?.add(other) }
-        }
+        addRTT(o.rtt)
         querySizes.add(o.querySizes)
         responseSizes.add(o.responseSizes)
+    }
+
+    /// Adds another RTT histogram (same configuration: the sum is exact, bucket by bucket).
+    mutating func addRTT(_ other: Histogram<UInt32>?) {
+        guard let other else { return }
+        if rtt == nil { rtt = other } else { rtt?.add(other) }
     }
 }
 

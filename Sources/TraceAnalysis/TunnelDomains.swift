@@ -10,8 +10,8 @@ struct TunnelDomains {
     let maxDomains: Int
     private(set) var names: [String] = []
     private(set) var isTunnel: [Bool] = []
-    private var bySuffixHash: [UInt64: Int32] = [:]
-    private var tunnelSuffixes: [UInt64: Int32] = [:]
+    private var bySuffixHash = HashIndex(capacity: 64)
+    private var tunnelSuffixes = HashIndex(capacity: 64)
     private var otherID: Int32?
     // The previous tunnel name's domain: a tunnel's queries follow each other under one suffix.
     private var lastHash: UInt64 = 0
@@ -37,25 +37,43 @@ struct TunnelDomains {
             let hash = start < n ? suffixHashes[start] : DNSQuestionScan.mix(0, 0)
             if hash == lastHash, lastID >= 0 { return lastID }
             let id = intern(hash: hash, start: start, name: name, labelStarts: labelStarts, count: n, tunnel: true)
-            if tunnelSuffixes[hash] == nil, tunnelSuffixes.count < maxDomains { tunnelSuffixes[hash] = id }
+            if tunnelSuffixes.count < maxDomains, tunnelSuffixes.find(hash) == nil { tunnelSuffixes.insert(hash, id) }
             lastHash = hash
             lastID = id
             return id
         }
         if !tunnelSuffixes.isEmpty {
             for i in 0..<n {
-                if let id = tunnelSuffixes[suffixHashes[i]] { return id }
+                if let id = tunnelSuffixes.find(suffixHashes[i]) { return id }
             }
         }
         let start = max(0, n - 2)
         return intern(hash: suffixHashes[start], start: start, name: name, labelStarts: labelStarts, count: n, tunnel: false)
     }
 
+    /// The domain of a name whose domain is already known, from the hashes `prepareDomainHashes` left in
+    /// `scan` (the same answer `domain` gives, without the name); nil when only `domain` can tell.
+    mutating func knownDomain(_ scan: DNSQuestionScan) -> Int32? {
+        if scan.labelCount == 0 { return bySuffixHash.find(scan.nameHash) }
+        if scan.longestLabel >= encodedLabelMin {
+            let hash = scan.tunnelSuffixHash
+            if hash == lastHash, lastID >= 0 { return lastID }
+            guard let id = bySuffixHash.find(hash) else { return nil }
+            if !isTunnel[Int(id)] { isTunnel[Int(id)] = true }
+            if tunnelSuffixes.count < maxDomains, tunnelSuffixes.find(hash) == nil { tunnelSuffixes.insert(hash, id) }
+            lastHash = hash
+            lastID = id
+            return id
+        }
+        guard tunnelSuffixes.isEmpty else { return nil }
+        return bySuffixHash.find(scan.shortSuffixHash)
+    }
+
     private mutating func intern(
         hash: UInt64, start: Int, name: UnsafeMutableRawBufferPointer, labelStarts: UnsafeMutableBufferPointer<Int>,
         count: Int, tunnel: Bool
     ) -> Int32 {
-        if let id = bySuffixHash[hash] {
+        if let id = bySuffixHash.find(hash) {
             if tunnel, !isTunnel[Int(id)] { isTunnel[Int(id)] = true }
             return id
         }
@@ -72,7 +90,7 @@ struct TunnelDomains {
             labels.append(String(decoding: UnsafeRawBufferPointer(rebasing: name[from..<to]), as: UTF8.self))
         }
         let id = Int32(names.count)
-        bySuffixHash[hash] = id
+        bySuffixHash.insert(hash, id)
         names.append(labels.isEmpty ? "." : labels.joined(separator: "."))
         isTunnel.append(tunnel)
         return id
