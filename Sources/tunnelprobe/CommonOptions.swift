@@ -91,3 +91,26 @@ enum Style {
         enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
     }
 }
+
+/// A progress line for work whose end is known only as a planned duration: redrawn twice a second on
+/// stderr with the elapsed time (and the plan, when there is one), erased when the work ends.
+final class ElapsedLine: @unchecked Sendable {
+    private let timer: any DispatchSourceTimer
+    private let started = Date()
+
+    init(_ label: String, plannedSeconds: Double?) {
+        timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + 0.5, repeating: 0.5)
+        timer.setEventHandler { [started] in
+            let elapsed = Date().timeIntervalSince(started)
+            let plan = plannedSeconds.map { String(format: " of ~%.0f s", $0) } ?? " s"
+            FileHandle.standardError.write(Data(String(format: "\r\u{1B}[K%@: %.1f%@", label, elapsed, plan).utf8))
+        }
+        timer.resume()
+    }
+
+    func finish() {
+        timer.cancel()
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}

@@ -169,6 +169,7 @@ struct PathCommand: AsyncParsableCommand {
             }
             liveCapture = live
         }
+        let progress = common.showsProgress ? ElapsedLine("path", plannedSeconds: Double(perResolver) / rate + tmax) : nil
         let task = Task { try await PathSession.run(settings) }
         let interruption = Mutex<String?>(nil)
         let trap = SignalTrap { sig in
@@ -178,10 +179,12 @@ struct PathCommand: AsyncParsableCommand {
         let results: [PathStreamResult]
         do { results = try await task.value } catch {
             trap.release()
+            progress?.finish()
             _ = liveCapture?.stop()
             throw fail("cannot run the path streams: \(error)", Exit.environment)
         }
         trap.release()
+        progress?.finish()
         if let liveCapture, let capture {
             let stats = liveCapture.stop()
             if !common.quiet {

@@ -102,13 +102,16 @@ struct SimulateCommand: ParsableCommand {
         var info = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: hostName(), seed: seed,
                            startedAt: ReportWriter.timestamp(started))
         let document: SimulateReport
+        let progress = common.showsProgress ? ElapsedLine("simulate", plannedSeconds: nil) : nil
         do {
             document = try Simulation.run(request, info: info, isCancelled: { interruption.withLock { $0 } != nil })
         } catch {
             trap.release()
+            progress?.finish()
             throw fail("\(error)", Exit.badInput)
         }
         trap.release()
+        progress?.finish()
         let reason = interruption.withLock { $0 }
         info.finishedAt = ReportWriter.timestamp()
         info.complete = reason == nil

@@ -73,6 +73,7 @@ struct TraceCommand: ParsableCommand {
         let trap = SignalTrap { sig in interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" } }
         var summaries: [TraceReport.File] = []
         var readError: String?
+        let progress = common.showsProgress ? ElapsedLine("trace", plannedSeconds: nil) : nil
         for path in files {
             let summary: TraceReport.File
             do {
@@ -89,6 +90,7 @@ struct TraceCommand: ParsableCommand {
             if interruption.withLock({ $0 != nil }) { break }
         }
         trap.release()
+        progress?.finish()
         analyzer.finish()
 
         let signal = interruption.withLock { $0 }
