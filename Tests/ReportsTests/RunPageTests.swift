@@ -76,3 +76,26 @@ import Testing
         #expect(c.changes.contains { $0.hasPrefix("verify:") && $0.contains("pass → ") && $0.contains("fail") })
     }
 }
+
+@Suite struct PathComparisonTests {
+    /// Two path runs whose upstream loss intervals do not overlap: compare names the shift; the same
+    /// run twice names nothing.
+    @Test func aLossShiftBeyondTheIntervalsIsNamed() throws {
+        let a = PathReportTests.sample()
+        var b = a
+        let before = try #require(a.resolvers.first?.loss.up)
+        var shifted = before
+        shifted.count = before.samples / 2
+        shifted.ratio = 0.5
+        shifted.ciLow = 0.45
+        shifted.ciHigh = 0.55
+        b.resolvers[0].loss.up = shifted
+        let da = try HTMLReportTests.tempDirectory("pa"), db = try HTMLReportTests.tempDirectory("pb")
+        defer { for d in [da, db] { try? FileManager.default.removeItem(atPath: d) } }
+        try ReportWriter.write([("path.json", try ReportWriter.json(a))], to: da)
+        try ReportWriter.write([("path.json", try ReportWriter.json(b))], to: db)
+        let c = ReportComparison.compare(try RunDirectory.load(da), try RunDirectory.load(db))
+        #expect(c.changes.contains { $0.hasPrefix("path: \(a.resolvers[0].resolver) loss up") && $0.contains("→ 50.00 %") }, "\(c.changes)")
+        #expect(ReportComparison.compare(try RunDirectory.load(da), try RunDirectory.load(da)).changes.isEmpty)
+    }
+}
