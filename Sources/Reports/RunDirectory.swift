@@ -56,6 +56,7 @@ public enum ReportDocument: Sendable {
     case path(PathReport)
     case trace(TraceReport)
     case verify(VerifyReport)
+    case resilience(ResilienceReport)
 }
 
 /// One report read from a run directory, ready to render.
@@ -263,7 +264,11 @@ enum ReportRenderers {
             let r = try decoder.decode(VerifyReport.self, from: data)
             return LoadedReport(document: .verify(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
                                 markdown: r.markdown(), headline: "\(r.engine): \(r.verdict)", ok: r.verdict == "pass")
-        case .simulate, .resilience:
+        case .resilience:
+            let r = try decoder.decode(ResilienceReport.self, from: data)
+            return LoadedReport(document: .resilience(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
+                                markdown: r.markdown(), headline: r.summaryLine, ok: r.verdict == "pass")
+        case .simulate:
             throw RendererMissing(kind: kind)
         }
     }

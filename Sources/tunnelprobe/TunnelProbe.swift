@@ -12,6 +12,7 @@ struct TunnelProbe: AsyncParsableCommand {
             TraceCommand.self,
             ImpairCommand.self,
             VerifyCommand.self,
+            ResilienceCommand.self,
             LabCommand.self,
             ReportCommand.self,
             LoadgenCommand.self,
