@@ -193,14 +193,25 @@ struct ResilienceSession: Sendable {
         return Running(process: process, pid: pid, handshakeMs: handshakeMs ?? 0, firstDataMs: (clock.now - launched).milliseconds)
     }
 
-    /// SIGTERM (SIGKILL after a second) and the time until the engine is gone.
+    /// SIGTERM to the engine (SIGKILL after a second) and the time until it is gone. Only the
+    /// engine: whatever it left running is for the leftover check to find (then `killStrays`).
+    /// Without a pid (the engine never got one), everything in the sandbox goes.
     func stop(_ process: EngineProcess?, pid: Int32?) async -> Int {
         let started = clock.now
-        var victims = pid.map { [$0] } ?? []
-        if let inode = Host.inode(sandbox.namespacePath) { victims += Host.processes(inNamespace: inode).filter { $0 != getpid() } }
-        await Host.terminate(Array(Set(victims)).sorted())
+        if let pid {
+            await Host.terminate([pid])
+        } else {
+            await killStrays()
+        }
         _ = await process?.waitForExit(timeout: .seconds(2))
         return (clock.now - started).milliseconds
+    }
+
+    /// Every process still in the sandbox.
+    func killStrays() async {
+        guard let inode = Host.inode(sandbox.namespacePath) else { return }
+        let victims = Host.processes(inNamespace: inode).filter { $0 != getpid() }
+        if !victims.isEmpty { await Host.terminate(victims.sorted()) }
     }
 
     // MARK: - run
@@ -226,6 +237,7 @@ struct ResilienceSession: Sendable {
             }
         }
         _ = await stop(current.process, pid: current.pid)
+        await killStrays()
     }
 
     mutating func runCycles() async {
@@ -244,11 +256,19 @@ struct ResilienceSession: Sendable {
             let snapshot = await sandbox.snapshot(tools: tools)
             stray += snapshot.processes.map { "after cycle \(index): \($0)" }
             after.append(snapshot)
+            await killStrays()
         }
         guard let first = after.first, let last = after.last else { return }
         let namespaces = ((try? FileManager.default.contentsOfDirectory(atPath: "/run/netns")) ?? [])
             .filter { $0.hasPrefix(Sandbox.prefix) && $0.hasSuffix(sandbox.id) && $0 != sandbox.namespace }
-        func added(_ a: [String], _ b: [String]) -> [String] { b.filter { !a.contains($0) } }
+        // Multiset difference: each entry of the last snapshot not matched by one of the first.
+        func added(_ a: [String], _ b: [String]) -> [String] {
+            var pool = a
+            return b.filter { entry in
+                if let index = pool.firstIndex(of: entry) { pool.remove(at: index); return false }
+                return true
+            }
+        }
         leftovers = .init(processes: stray, tunDevices: added(first.tunDevices, last.tunDevices), routes: added(first.routes, last.routes),
                           sockets: added(first.sockets, last.sockets), namespaces: namespaces)
         if after.count == 1 { notes.append("one cycle only: leftovers are the engine processes after its stop, nothing to compare") }
@@ -316,7 +336,10 @@ struct ResilienceSession: Sendable {
                     scenarioNotes.append("the profile lists \(configuration.profile.resolvers.count) resolvers; \(engine.kind.rawValue) was started with \(resolver) only, so there was nothing to fail over to")
                 }
             case .engineRestart:
-                _ = await stop(running.process, pid: running.pid)
+                // SIGKILL: the engine gets no chance to tidy up, as when the system kills it.
+                Host.signal(running.pid, SIGKILL)
+                _ = await running.process.waitForExit(timeout: .seconds(2))
+                await killStrays()
                 current = nil
                 do {
                     current = try await start()

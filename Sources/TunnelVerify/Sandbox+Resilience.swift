@@ -114,12 +114,24 @@ extension Sandbox {
                 guard let text = Host.readText("/proc/thread-self/net/\(table)") else { continue }
                 for line in text.split(separator: "\n").dropFirst() {
                     let fields = line.split(whereSeparator: \.isWhitespace)
-                    // sl local remote st ... : the endpoints and the state identify the socket.
-                    if fields.count > 3 { found.append("\(table) \(fields[1]) \(fields[2]) st \(fields[3])") }
+                    // sl local remote st tx:rx tr:when retrnsmt uid timeout inode: a socket no process
+                    // holds any more (inode 0: the tool's own probes closing) is the kernel's, not
+                    // an engine's.
+                    guard fields.count > 9, fields[9] != "0" else { continue }
+                    found.append("\(table) \(fields[1]) \(fields[2]) st \(fields[3]) inode \(fields[9])")
                 }
             }
             return found
         }) ?? []
-        return Snapshot(processes: processes.sorted(), tunDevices: tuns.sorted(), routes: routes.sorted(), sockets: sockets.sorted())
+        // The engine picks a new TUN address each session (iodine's server hands out the next
+        // one): the routes through the TUN are compared with their addresses masked, so a moved
+        // address is not taken for an accumulated route, a second one is.
+        let masked = routes.map { line in
+            guard line.contains("dev \(tunDevice)") else { return line }
+            return line.split(separator: " ").map { word in
+                IPAddress.v4Bytes(String(word.split(separator: "/").first ?? "")) != nil ? "<addr>" : String(word)
+            }.joined(separator: " ")
+        }
+        return Snapshot(processes: processes.sorted(), tunDevices: tuns.sorted(), routes: masked.sorted(), sockets: sockets.sorted())
     }
 }
