@@ -181,8 +181,70 @@ public struct ResilienceReport: Codable, Sendable, Hashable {
     }
 
     public var summaryLine: String {
-        let passed = cycles.filter(\.ok).count
-        let recovered = scenarios.filter { $0.recoverySeconds != nil }.count
-        return "\(engine): \(verdict); cycles \(passed)/\(cycles.count) passed\(leftovers.map { $0.clean ? ", nothing left behind" : ", LEFTOVERS" } ?? ""); scenarios recovered \(recovered)/\(scenarios.count)"
+        var parts: [String] = []
+        if !cycles.isEmpty {
+            parts.append("cycles \(cycles.filter(\.ok).count)/\(cycles.count) passed" + (leftovers.map { $0.clean ? ", nothing left behind" : ", LEFTOVERS" } ?? ""))
+        }
+        if !scenarios.isEmpty { parts.append("scenarios recovered \(scenarios.filter { $0.recoverySeconds != nil }.count)/\(scenarios.count)") }
+        if let split { parts.append(split.ok ? "split routed as declared" : "split MISROUTED") }
+        return "\(engine): \(verdict)" + (parts.isEmpty ? "" : "; " + parts.joined(separator: "; "))
+    }}
+
+// Explicit nulls: a value that was not measured is `null` in the JSON, never a missing key.
+extension ResilienceReport {
+    enum CodingKeys: String, CodingKey { case schema, run, profile, engine, sandbox, cycles, leftovers, scenarios, split, verdict, notes }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(schema, forKey: .schema)
+        try c.encode(run, forKey: .run)
+        try c.encode(profile, forKey: .profile)
+        try c.encode(engine, forKey: .engine)
+        try c.encode(sandbox, forKey: .sandbox)
+        try c.encode(cycles, forKey: .cycles)
+        try c.encode(leftovers, forKey: .leftovers)
+        try c.encode(scenarios, forKey: .scenarios)
+        try c.encode(split, forKey: .split)
+        try c.encode(verdict, forKey: .verdict)
+        try c.encode(notes, forKey: .notes)
+    }
+}
+
+extension ResilienceReport.Cycle {
+    enum CodingKeys: String, CodingKey { case index, ok, handshakeMs, firstDataMs, stopMs, failure }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(index, forKey: .index)
+        try c.encode(ok, forKey: .ok)
+        try c.encode(handshakeMs, forKey: .handshakeMs)
+        try c.encode(firstDataMs, forKey: .firstDataMs)
+        try c.encode(stopMs, forKey: .stopMs)
+        try c.encode(failure, forKey: .failure)
+    }
+}
+
+extension ResilienceReport.Scenario {
+    enum CodingKeys: String, CodingKey {
+        case scenario, engine, disruptionStartMs, disruptionEndMs, recoverySeconds, recoveryBoundSeconds, recoveryNote, requestsSent,
+             requestsLost, reconnectAttempts, reconnectStorm, engineRestarted, leaked, leakEvidence, probeLog, probes, notes
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(scenario, forKey: .scenario)
+        try c.encode(engine, forKey: .engine)
+        try c.encode(disruptionStartMs, forKey: .disruptionStartMs)
+        try c.encode(disruptionEndMs, forKey: .disruptionEndMs)
+        try c.encode(recoverySeconds, forKey: .recoverySeconds)
+        try c.encode(recoveryBoundSeconds, forKey: .recoveryBoundSeconds)
+        try c.encode(recoveryNote, forKey: .recoveryNote)
+        try c.encode(requestsSent, forKey: .requestsSent)
+        try c.encode(requestsLost, forKey: .requestsLost)
+        try c.encode(reconnectAttempts, forKey: .reconnectAttempts)
+        try c.encode(reconnectStorm, forKey: .reconnectStorm)
+        try c.encode(engineRestarted, forKey: .engineRestarted)
+        try c.encode(leaked, forKey: .leaked)
+        try c.encode(leakEvidence, forKey: .leakEvidence)
+        try c.encode(probeLog, forKey: .probeLog)
+        try c.encode(probes, forKey: .probes)
+        try c.encode(notes, forKey: .notes)
     }
 }

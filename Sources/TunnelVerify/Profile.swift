@@ -53,8 +53,19 @@ public struct Profile: Sendable, Hashable {
     public struct Split: Sendable, Hashable {
         public enum Mode: String, Sendable, Hashable { case include, exclude }
         public var mode: Mode
-        /// IPv4 prefixes `a.b.c.d/len`, normalized as written.
+        /// IPv4 prefixes `a.b.c.d/len` as written.
         public var prefixes: [String]
+        public init(mode: Mode, prefixes: [String]) {
+            self.mode = mode
+            self.prefixes = prefixes
+        }
+    }
+
+    /// `a.b.c.d/len` with len in 0...32.
+    public static func isIPv4Prefix(_ text: String) -> Bool {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, IPAddress.v4Bytes(String(parts[0])) != nil, let length = Int(parts[1]) else { return false }
+        return (0...32).contains(length)
     }
 
     static let fecDirections: Set<String> = ["download", "upload", "both"]
@@ -164,8 +175,7 @@ public struct Profile: Sendable, Hashable {
             let prefixes = include ?? exclude ?? []
             guard !prefixes.isEmpty else { throw ProfileError(field: "split.\(mode.rawValue)", "is empty") }
             for (index, prefix) in prefixes.enumerated() {
-                let parts = prefix.split(separator: "/", omittingEmptySubsequences: false)
-                guard parts.count == 2, IPAddress.v4Bytes(String(parts[0])) != nil, let length = Int(parts[1]), (0...32).contains(length) else {
+                guard isIPv4Prefix(prefix) else {
                     throw ProfileError(field: "split.\(mode.rawValue)[\(index)]", "\"\(prefix)\" is not an IPv4 prefix a.b.c.d/len")
                 }
             }

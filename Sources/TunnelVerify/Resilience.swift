@@ -36,6 +36,9 @@ public struct ResilienceConfiguration: Sendable {
     public var baseline: Duration = .seconds(1)
     /// More reconnect attempts than this per minute of a scenario is a storm.
     public var stormThresholdPerMinute = 30.0
+    /// The routes actually applied for the split, when they differ from the profile's (to show
+    /// that misrouting is caught); `nil` applies the profile's split.
+    public var appliedSplit: Profile.Split?
     /// Where per-scenario captures and probe logs go.
     public var directory: String?
 
@@ -95,6 +98,7 @@ struct ResilienceSession: Sendable {
     var notes: [String] = []
     var interrupted = false
     var starts = 0
+    var split: ResilienceReport.Split?
 
     init(configuration: ResilienceConfiguration, engine: Engine, tools: Tools, sandbox: Sandbox) {
         self.configuration = configuration
@@ -118,6 +122,7 @@ struct ResilienceSession: Sendable {
     }
 
     var carriers: [String] { engine.carriers.map(\.host) }
+    var appliedSplit: Profile.Split? { configuration.appliedSplit ?? configuration.profile.split }
 
     // MARK: - engine up and down
 
@@ -164,7 +169,7 @@ struct ResilienceSession: Sendable {
         }
         do {
             try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
-                                           split: configuration.profile.split, tools: tools)
+                                           split: appliedSplit, tools: tools)
         } catch {
             throw StartFailure(reason: error.message, process: process)
         }
@@ -182,7 +187,7 @@ struct ResilienceSession: Sendable {
         }
         // Routes again, idempotently: an engine may reconfigure its TUN during the handshake.
         try? await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
-                                        split: configuration.profile.split, tools: tools)
+                                        split: appliedSplit, tools: tools)
         while true {
             let result = await SandboxProbes.httpGet(url: configuration.whoami, namespacePath: sandbox.namespacePath, timeout: .seconds(1))
             if case .success = result { break }
@@ -218,7 +223,7 @@ struct ResilienceSession: Sendable {
 
     mutating func execute() async {
         if configuration.cycles > 0 { await runCycles() }
-        guard !interrupted, !configuration.disruptions.isEmpty else { return }
+        guard !interrupted, !configuration.disruptions.isEmpty || configuration.profile.split != nil else { return }
         let running: Running
         do {
             running = try await start()
@@ -229,7 +234,12 @@ struct ResilienceSession: Sendable {
             return
         }
         var current = running
+        if configuration.profile.split != nil { await splitCheck() }
         for kind in configuration.disruptions {
+            if kind == .resolverOutage, engine.carrierDomain == nil {
+                notes.append("resolver-outage not run: \(engine.kind.rawValue) uses no resolver")
+                continue
+            }
             let lengths: [Duration?] = (kind == .uplinkDown || kind == .resolverOutage) ? configuration.outages.map { $0 } : [nil]
             for length in lengths {
                 if Task.isCancelled { interrupted = true; break }
@@ -309,7 +319,7 @@ struct ResilienceSession: Sendable {
                 try await sandbox.setUplink(up: true, tools: tools)
                 try await sandbox.uplinkRoutes(gateway: gateway, tools: tools)
                 try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
-                                               split: configuration.profile.split, tools: tools)
+                                               split: appliedSplit, tools: tools)
                 capture = try? await UplinkCapture.start(namespacePath: path, interface: sandbox.uplink,
                                                          path: directory + "/uplink-\(name)-after.pcap", origin: origin)
                 if capture == nil {
@@ -322,13 +332,10 @@ struct ResilienceSession: Sendable {
                 uplinkAddress = moved.address
                 try await sandbox.uplinkRoutes(gateway: gateway, tools: tools)
                 try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
-                                               split: configuration.profile.split, tools: tools)
+                                               split: appliedSplit, tools: tools)
                 scenarioNotes.append("uplink moved to \(moved.address) via \(moved.gateway)")
             case .resolverOutage:
-                guard engine.carrierDomain != nil, let resolver = carriers.first else {
-                    scenarioNotes.append("not applicable: \(engine.kind.rawValue) uses no resolver")
-                    break
-                }
+                guard let resolver = carriers.first else { break }
                 try await sandbox.blockResolver(resolver, tools: tools)
                 try? await clock.sleep(for: length ?? .seconds(1))
                 await sandbox.unblockResolver(tools: tools)
@@ -393,6 +400,30 @@ struct ResilienceSession: Sendable {
         return current
     }
 
+    /// The split-tunnel check with the engine up (SplitCheck).
+    mutating func splitCheck() async {
+        guard let declared = configuration.profile.split else { return }
+        let origin = clock.now
+        let directory = configuration.directory ?? sandbox.directory
+        guard let uplink = try? await UplinkCapture.start(namespacePath: sandbox.namespacePath, interface: sandbox.uplink,
+                                                          path: directory + "/uplink-split.pcap", origin: origin),
+              let tun = try? await UplinkCapture.start(namespacePath: sandbox.namespacePath, interface: sandbox.tunDevice,
+                                                       path: directory + "/tun-split.pcap", origin: origin) else {
+            notes.append("split check not run: cannot capture on the uplink and the TUN")
+            return
+        }
+        let targets = SplitCheck.targets(declared)
+        await SplitCheck.send(to: targets.tunnelled + targets.direct, namespacePath: sandbox.namespacePath)
+        try? await clock.sleep(for: .milliseconds(300))
+        let uplinkPackets = await uplink.stop().map {
+            UplinkPacket.decode($0.bytes, atMs: $0.offset.milliseconds, carriers: engine.carriers, carrierDomain: engine.carrierDomain)
+        }
+        let tunPackets = await tun.stop().map {
+            UplinkPacket.decode(SplitCheck.ethernet($0.bytes), atMs: $0.offset.milliseconds, carriers: [], carrierDomain: nil)
+        }
+        split = SplitCheck.judge(split: declared, targets: targets, uplink: uplinkPackets, tun: tunPackets)
+    }
+
     /// Log lines that mark a reconnect attempt, per engine.
     static func reconnectMarkers(_ kind: EngineKind) -> [String] {
         switch kind {
@@ -424,8 +455,8 @@ struct ResilienceSession: Sendable {
         let cyclesOK = cycles.allSatisfy(\.ok) && cycles.count == configuration.cycles && (leftovers?.clean ?? true)
         let scenariosOK = scenarios.allSatisfy { $0.recoverySeconds != nil && $0.leaked != true }
             && !notes.contains { $0.hasPrefix("the engine did not come up") }
-        let verdict = interrupted ? "incomplete" : (cyclesOK && scenariosOK ? "pass" : "fail")
+        let verdict = interrupted ? "incomplete" : (cyclesOK && scenariosOK && split?.ok != false ? "pass" : "fail")
         return ResilienceReport(run: run, profile: configuration.profile.name, engine: configuration.engine.rawValue, sandbox: sandbox.namespace,
-                                cycles: cycles, leftovers: leftovers, scenarios: scenarios, verdict: verdict, notes: notes)
+                                cycles: cycles, leftovers: leftovers, scenarios: scenarios, split: split, verdict: verdict, notes: notes)
     }
 }

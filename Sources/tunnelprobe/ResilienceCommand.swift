@@ -56,6 +56,9 @@ struct ResilienceCommand: AsyncParsableCommand {
     @Option(help: "Seconds one engine start may take up to the first data.")
     var deadline: Double = 25
 
+    @Option(help: "Apply these split routes instead of the profile's (\"include P1,P2\" or \"exclude P1\"), to show that misrouting is caught.")
+    var applySplit: String?
+
     @Option(help: "Seed (reported; the runs draw no random numbers that change the measurement).")
     var seed: UInt64?
 
@@ -106,6 +109,16 @@ struct ResilienceCommand: AsyncParsableCommand {
         guard deadline > 0, deadline <= 600 else { throw fail("--deadline must be in (0, 600] seconds", .validationFailure) }
         configuration.deadline = .milliseconds(Int64(deadline * 1000))
         configuration.stateRoot = stateRoot
+        if let applySplit {
+            let words = applySplit.split(separator: " ")
+            let prefixes = words.dropFirst().flatMap { $0.split(separator: ",") }.map(String.init)
+            guard words.count == 2, let mode = Profile.Split.Mode(rawValue: String(words[0])),
+                  !prefixes.isEmpty, prefixes.allSatisfy({ Profile.isIPv4Prefix($0) }) else {
+                throw fail("--apply-split \(applySplit): use \"include|exclude a.b.c.d/len[,...]\"", .validationFailure)
+            }
+            guard parsed.split != nil else { throw fail("--apply-split needs a profile with a split", .validationFailure) }
+            configuration.appliedSplit = Profile.Split(mode: mode, prefixes: prefixes)
+        }
         try await Self.execute(configuration, out: out, common: common)
     }
 
