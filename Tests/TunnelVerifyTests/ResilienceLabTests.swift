@@ -73,7 +73,7 @@ struct ResilienceLabTests {
         defer { try? FileManager.default.removeItem(atPath: run.directory) }
         let report = try #require(run.report, "no report: \(run.stderr)")
         #expect(run.status == 1)
-        #expect(report.cycles.allSatisfy(\.ok))
+        #expect(report.cycles.allSatisfy { $0.ok })
         #expect(report.leftovers?.processes.contains { $0.contains("sleep 120") } == true, "\(String(describing: report.leftovers))")
         await expectClean(lab)
     }
