@@ -40,7 +40,7 @@ extension ResilienceReport {
     }
 
     /// Answered probes per 500 ms bin; a bin is highlighted when it overlaps the disruption.
-    static func bins(_ scenario: Scenario) -> [SVGChart.Column] {
+    public static func bins(_ scenario: Scenario) -> [SVGChart.Column] {
         let width = 500
         let last = scenario.probes.map(\.atMs).max() ?? 0
         guard last >= 0, !scenario.probes.isEmpty else { return [] }
