@@ -263,6 +263,7 @@ struct ResilienceSession: Sendable {
                 if Task.isCancelled { interrupted = true; break }
                 cycles.append(.init(index: index, ok: false, stopMs: stopMs, failure: error.reason))
             }
+            await sandbox.removeTunnelRoutes(carriers: carriers, split: appliedSplit, tools: tools)
             let snapshot = await sandbox.snapshot(tools: tools)
             stray += snapshot.processes.map { "after cycle \(index): \($0)" }
             after.append(snapshot)
@@ -381,7 +382,8 @@ struct ResilienceSession: Sendable {
         let newLines = restartedBy == "tool" ? logLines : Array(logLines.dropFirst(logBefore))
         let attempts = newLines.filter { line in Self.reconnectMarkers(engine.kind).contains { line.contains($0) } }.count
         let minutes = Double((clock.now - origin).milliseconds) / 60_000
-        let storm = minutes > 0 && Double(attempts) / minutes > configuration.stormThresholdPerMinute
+        // A single attempt in a short scenario is no storm, whatever its rate.
+        let storm = attempts >= 5 && minutes > 0 && Double(attempts) / minutes > configuration.stormThresholdPerMinute
 
         let packets = frames.map { UplinkPacket.decode($0.bytes, atMs: $0.offset.milliseconds, carriers: engine.carriers, carrierDomain: engine.carrierDomain) }
         let leaks = packets.filter { $0.kind != .carrier && $0.kind != .linkControl }

@@ -41,6 +41,18 @@ extension Sandbox {
         }
     }
 
+    /// Takes away the routes `tunnelRoutes` set, as a client does on disconnect, so that what
+    /// stays behind after a cycle is the engine's own doing.
+    func removeTunnelRoutes(carriers: [String], split: Profile.Split?, tools: Tools) async {
+        let ip = tools.ip
+        for host in Set(carriers).sorted() where !host.contains(":") {
+            _ = try? await Host.run([ip, "-n", namespace, "route", "del", host + "/32"])
+        }
+        for prefix in split?.prefixes ?? [] { _ = try? await Host.run([ip, "-n", namespace, "route", "del", prefix]) }
+        _ = try? await Host.run([ip, "-n", namespace, "route", "del", "default", "dev", tunDevice, "metric", "1"])
+        _ = try? await Host.run([ip, "-n", namespace, "-6", "route", "del", "default", "metric", "1"])
+    }
+
     func setUplink(up: Bool, tools: Tools) async throws(VerifyError) {
         try await Host.check([tools.ip, "-n", namespace, "link", "set", uplink, up ? "up" : "down"])
     }
@@ -106,7 +118,9 @@ extension Sandbox {
         for family in ["-4", "-6"] {
             let text = (try? await Host.run([tools.ip, "-n", namespace, family, "route", "show", "table", "all"]))?.output ?? ""
             // Kernel-made multicast/local IPv6 routes come and go with the link state: not the engine's.
-            routes += text.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("multicast") && !$0.hasPrefix("local fe80") }
+            // The link-state flag is not part of a route.
+            routes += text.split(separator: "\n").map { $0.replacingOccurrences(of: " linkdown", with: "") }
+                .filter { !$0.hasPrefix("multicast") && !$0.hasPrefix("local fe80") && !$0.hasPrefix("fe80::/64") }
         }
         let sockets = (try? await NamespaceThread.run(in: namespacePath) { () -> [String] in
             var found: [String] = []
