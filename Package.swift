@@ -147,7 +147,7 @@ let package = Package(
         .testTarget(name: "FECTests", dependencies: ["FEC"]),
         .testTarget(name: "LinkSimTests", dependencies: ["LinkSim", "FEC", "Reports"]),
         .testTarget(name: "ImpairmentTests", dependencies: ["Impairment", "DNSWire", "Reports", "ProbeClient"] + nio),
-        .testTarget(name: "TunnelVerifyTests", dependencies: ["TunnelVerify", "Lab", "Reports"]),
+        .testTarget(name: "TunnelVerifyTests", dependencies: ["TunnelVerify", "Lab", "Reports"], exclude: ["Golden"]),
         .testTarget(name: "ReportsTests", dependencies: ["Reports", "PathMetrics"], exclude: ["Golden"]),
         .testTarget(
             name: "LabTests",

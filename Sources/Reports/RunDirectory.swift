@@ -57,6 +57,7 @@ public enum ReportDocument: Sendable {
     case trace(TraceReport)
     case verify(VerifyReport)
     case simulate(SimulateReport)
+    case resilience(ResilienceReport)
 }
 
 /// One report read from a run directory, ready to render.
@@ -275,17 +276,14 @@ enum ReportRenderers {
             return LoadedReport(document: .simulate(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
                                 markdown: r.markdown(), headline: "\(r.levels.count) levels, \(best)", ok: r.isal.mismatches == 0)
         case .resilience:
-            throw RendererMissing(kind: kind)
+            let r = try decoder.decode(ResilienceReport.self, from: data)
+            return LoadedReport(document: .resilience(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
+                                markdown: r.markdown(), headline: r.summaryLine, ok: r.verdict == "pass")
         }
     }
 
     static func percent(_ ratio: Double?) -> String {
         ratio.map { HTML.formatFixed($0 * 100, decimals: 2) + " %" } ?? "n/a"
-    }
-
-    struct RendererMissing: Error, CustomStringConvertible {
-        var kind: ReportKind
-        var description: String { "this build has no renderer for \(kind.rawValue) reports" }
     }
 }
 

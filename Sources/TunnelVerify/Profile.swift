@@ -46,6 +46,27 @@ public struct Profile: Sendable, Hashable {
     public var claimIPv6: Bool
     /// Settings per engine name (`iodine`, `openvpn`, `wireguard`, `command`).
     public var engines: [String: EngineSettings]
+    /// A split tunnel: `"split": {"include": [prefixes]}` sends only those into the tunnel,
+    /// `{"exclude": [prefixes]}` sends everything but those (docs/RESILIENCE.md).
+    public var split: Split?
+
+    public struct Split: Sendable, Hashable {
+        public enum Mode: String, Sendable, Hashable { case include, exclude }
+        public var mode: Mode
+        /// IPv4 prefixes `a.b.c.d/len` as written.
+        public var prefixes: [String]
+        public init(mode: Mode, prefixes: [String]) {
+            self.mode = mode
+            self.prefixes = prefixes
+        }
+    }
+
+    /// `a.b.c.d/len` with len in 0...32.
+    public static func isIPv4Prefix(_ text: String) -> Bool {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, IPAddress.v4Bytes(String(parts[0])) != nil, let length = Int(parts[1]) else { return false }
+        return (0...32).contains(length)
+    }
 
     static let fecDirections: Set<String> = ["download", "upload", "both"]
     static let engineSections = ["iodine", "openvpn", "wireguard", "command"]
@@ -144,8 +165,25 @@ public struct Profile: Sendable, Hashable {
             engines[key] = settings
         }
 
+        var split: Split?
+        if let section = try root.object("split") {
+            let include = try section.strings("include"), exclude = try section.strings("exclude")
+            guard (include == nil) != (exclude == nil) else {
+                throw ProfileError(field: "split", "needs exactly one of include or exclude")
+            }
+            let mode: Split.Mode = include != nil ? .include : .exclude
+            let prefixes = include ?? exclude ?? []
+            guard !prefixes.isEmpty else { throw ProfileError(field: "split.\(mode.rawValue)", "is empty") }
+            for (index, prefix) in prefixes.enumerated() {
+                guard isIPv4Prefix(prefix) else {
+                    throw ProfileError(field: "split.\(mode.rawValue)[\(index)]", "\"\(prefix)\" is not an IPv4 prefix a.b.c.d/len")
+                }
+            }
+            split = Split(mode: mode, prefixes: prefixes)
+        }
+
         return Profile(version: version, name: name, tunnelProtocol: tunnelProtocol, domain: domain, resolvers: resolvers,
-                       expectedExitIP: expected, masterdns: masterdns, dns: dns, claimIPv6: claimIPv6, engines: engines)
+                       expectedExitIP: expected, masterdns: masterdns, dns: dns, claimIPv6: claimIPv6, engines: engines, split: split)
     }
 
     /// Reads and parses a profile file; an unreadable file is reported as the document's problem.

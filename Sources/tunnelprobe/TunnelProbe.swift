@@ -13,6 +13,7 @@ struct TunnelProbe: AsyncParsableCommand {
             ImpairCommand.self,
             SimulateCommand.self,
             VerifyCommand.self,
+            ResilienceCommand.self,
             LabCommand.self,
             ReportCommand.self,
             LoadgenCommand.self,

@@ -74,6 +74,9 @@ struct VerifyCommand: AsyncParsableCommand {
     @Option(name: .customLong("expected-resolver"), help: "A resolver allowed to ask for the leak names (repeatable); any other is a leak.")
     var expectedResolvers: [String] = []
 
+    @Option(help: "Bring the engine up and down N times in one sandbox (handshake and first-data times per cycle, leftovers proven absent); writes resilience.json. Needs --whoami-url.")
+    var cycles: Int?
+
     @Flag(help: "Remove every sandbox a killed run left behind, then exit.")
     var cleanup = false
 
@@ -122,6 +125,17 @@ struct VerifyCommand: AsyncParsableCommand {
         overrides.command = engineCommand.map { $0.split(separator: " ").map(String.init) } ?? []
         overrides.handshakePattern = handshakePattern
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
+        if let cycles {
+            guard (1...100).contains(cycles) else { throw fail("--cycles must be in 1...100", .validationFailure) }
+            guard let whoami else { throw fail("--cycles needs --whoami-url (first data is timed through it)", .validationFailure) }
+            var cycling = ResilienceConfiguration(profile: parsed, engine: kind, overrides: overrides, whoami: whoami, seed: seed)
+            cycling.cycles = cycles
+            guard deadline > 0, deadline <= 600 else { throw fail("--deadline must be in (0, 600] seconds", .validationFailure) }
+            cycling.deadline = .milliseconds(Int64(deadline * 1000))
+            cycling.stateRoot = stateRoot
+            try await ResilienceCommand.execute(cycling, out: out, common: common)
+            return
+        }
         var configuration = VerifyConfiguration(profile: parsed, engine: kind, overrides: overrides, whoami: whoami, seed: seed)
         guard deadline > 0, deadline <= 600 else { throw fail("--deadline must be in (0, 600] seconds", .validationFailure) }
         configuration.deadline = .milliseconds(Int64(deadline * 1000))

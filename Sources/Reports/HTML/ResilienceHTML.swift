@@ -1,0 +1,55 @@
+extension ResilienceReport {
+    /// The resilience section: cycles, one chart per scenario (answered probes per 500 ms, the
+    /// disruption's bins highlighted) and the leak evidence.
+    public func htmlSection() -> String {
+        var s = "<section id=\"resilience\"><h2>Tunnel resilience</h2>"
+        let tone: HTML.Tone = verdict == "pass" ? .ok : (verdict == "incomplete" ? .warn : .bad)
+        s += "<p>\(HTML.badge(verdict.uppercased(), tone)) \(HTML.escape(engine)) with profile “\(HTML.escape(profile))”</p>"
+        if !cycles.isEmpty {
+            s += "<h3>Cycles</h3>"
+            s += HTML.table(["cycle", "ok", "handshake ms", "first data ms", "stop ms", "failure"], cycles.map {
+                ["\($0.index)", $0.ok ? HTML.badge("ok", .ok) : HTML.badge("failed", .bad), Self.ms($0.handshakeMs),
+                 Self.ms($0.firstDataMs), Self.ms($0.stopMs), HTML.escape($0.failure ?? "")]
+            }, numeric: [0, 2, 3, 4])
+            if let leftovers {
+                let items = leftovers.processes + leftovers.tunDevices + leftovers.routes + leftovers.sockets + leftovers.namespaces
+                s += leftovers.clean ? "<p>\(HTML.badge("clean", .ok)) nothing accumulated over the cycles.</p>"
+                    : "<p>\(HTML.badge("LEFTOVERS", .bad))</p><pre>\(HTML.escape(items.joined(separator: "\n")))</pre>"
+            }
+        }
+        for (index, scenario) in scenarios.enumerated() {
+            s += "<h3>\(HTML.escape(scenario.scenario)) (\(HTML.escape(scenario.engine)))</h3>"
+            s += "<figure>" + SVGChart.columns(id: "resilience-\(index)", title: "Answered probes per 500 ms (disruption highlighted)",
+                                              columns: Self.bins(scenario), xLabel: "seconds since the scenario started",
+                                              yLabel: "answered", labelEvery: 4)
+            let recovery = scenario.recoverySeconds.map { "recovered \(Self.seconds($0)) s after the disruption" }
+                ?? (scenario.recoveryNote ?? "did not recover")
+            s += "<figcaption>\(HTML.escape(recovery)); \(scenario.requestsLost) of \(scenario.requestsSent) probes lost; \(scenario.reconnectAttempts) reconnect attempts\(scenario.reconnectStorm ? " (storm)" : "").</figcaption></figure>"
+            if scenario.leaked == true {
+                s += HTML.table(["at ms", "leaked packet"], scenario.leakEvidence.prefix(100).map { ["\($0.atMs)", HTML.escape($0.summary)] }, numeric: [0])
+            }
+        }
+        if let split {
+            s += "<h3>Split tunnel</h3><p>\(split.ok ? HTML.badge("ok", .ok) : HTML.badge("MISROUTED", .bad)) \(HTML.escape(split.mode)) \(HTML.escape(split.prefixes.joined(separator: ", ")))</p>"
+            let wrong = split.clearOnUplink.map { ("in clear on the uplink", $0) } + split.insideTunnel.map { ("inside the TUN", $0) }
+            if !wrong.isEmpty {
+                s += HTML.table(["where", "at ms", "packet"], wrong.prefix(100).map { [$0.0, "\($0.1.atMs)", HTML.escape($0.1.summary)] }, numeric: [1])
+            }
+        }
+        return s + "</section>"
+    }
+
+    /// Answered probes per 500 ms bin; a bin is highlighted when it overlaps the disruption.
+    public static func bins(_ scenario: Scenario) -> [SVGChart.Column] {
+        let width = 500
+        let last = scenario.probes.map(\.atMs).max() ?? 0
+        guard last >= 0, !scenario.probes.isEmpty else { return [] }
+        var counts = [Int](repeating: 0, count: last / width + 1)
+        for probe in scenario.probes where probe.ok && probe.atMs >= 0 { counts[probe.atMs / width] += 1 }
+        return counts.enumerated().map { index, count in
+            let start = index * width
+            let overlaps = start < scenario.disruptionEndMs && start + width > scenario.disruptionStartMs
+            return SVGChart.Column(label: HTML.formatFixed(Double(start) / 1000, decimals: 1), value: Double(count), highlighted: overlaps)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+extension ResilienceReport {
+    /// resilience.md: verdict, the cycles and what they left, then one row per scenario.
+    public func markdown() -> String {
+        var lines: [String] = []
+        lines.append("# resilience: \(profile) (\(engine))")
+        lines.append("")
+        lines.append("**Verdict: \(verdict)**")
+        lines.append("")
+        lines.append("Run `\(run.id)`, sandbox `\(sandbox)`, seed \(run.seed)\(run.complete ? "" : ", incomplete: \(run.interruption ?? "interrupted")").")
+        if !cycles.isEmpty {
+            lines.append("")
+            lines.append("## Cycles")
+            lines.append("")
+            lines.append("| cycle | ok | handshake (ms) | first data (ms) | stop (ms) | failure |")
+            lines.append("|---:|---|---:|---:|---:|---|")
+            for c in cycles {
+                lines.append("| \(c.index) | \(c.ok ? "yes" : "no") | \(Self.ms(c.handshakeMs)) | \(Self.ms(c.firstDataMs)) | \(Self.ms(c.stopMs)) | \(Self.cell(c.failure ?? "")) |")
+            }
+            if let leftovers {
+                lines.append("")
+                if leftovers.clean {
+                    lines.append("Nothing accumulated: no engine process after any stop; TUN devices, routes, sockets and namespaces after the last cycle are those after the first.")
+                } else {
+                    lines.append("**Left behind:**")
+                    for (what, items) in [("process", leftovers.processes), ("TUN device", leftovers.tunDevices), ("route", leftovers.routes),
+                                          ("socket", leftovers.sockets), ("namespace", leftovers.namespaces)] {
+                        for item in items { lines.append("- \(what): `\(item)`") }
+                    }
+                }
+            }
+        }
+        if !scenarios.isEmpty {
+            lines.append("")
+            lines.append("## Scenarios")
+            lines.append("")
+            lines.append("Recovery: from the end of the disruption to the answer of the first successful probe sent after it (probe flow: one HTTP GET every 100 ms through the tunnel).")
+            lines.append("")
+            lines.append("| scenario | engine | disruption (ms) | recovery (s) | sent | lost | reconnect attempts | restarted | leaked |")
+            lines.append("|---|---|---|---:|---:|---:|---:|---|---|")
+            for s in scenarios {
+                let recovery = s.recoverySeconds.map { Self.seconds($0) } ?? (s.recoveryNote ?? "did not recover within \(Self.seconds(s.recoveryBoundSeconds)) s")
+                let attempts = "\(s.reconnectAttempts)" + (s.reconnectStorm ? " (storm)" : "")
+                let leaked = s.leaked.map { $0 ? "**yes** (\(s.leakEvidence.count) packets)" : "no" } ?? "not captured"
+                lines.append("| \(s.scenario) | \(s.engine) | \(s.disruptionStartMs)–\(s.disruptionEndMs) | \(recovery) | \(s.requestsSent) | \(s.requestsLost) | \(attempts) | \(s.engineRestarted ?? "no") | \(leaked) |")
+            }
+            for s in scenarios where !s.leakEvidence.isEmpty || !s.notes.isEmpty {
+                lines.append("")
+                lines.append("### \(s.scenario)")
+                lines.append("")
+                for note in s.notes { lines.append("- \(note)") }
+                for packet in s.leakEvidence.prefix(50) { lines.append("- leaked at \(packet.atMs) ms: `\(packet.summary)`") }
+            }
+        }
+        if let split {
+            lines.append("")
+            lines.append("## Split tunnel (\(split.mode) \(split.prefixes.joined(separator: ", ")))")
+            lines.append("")
+            lines.append("**\(split.ok ? "Routed as the profile says" : "MISROUTED")**: tunnelled probes \(split.tunnelledProbes.joined(separator: ", ")); direct probes \(split.directProbes.joined(separator: ", ")).")
+            for packet in split.clearOnUplink.prefix(50) { lines.append("- tunnelled destination in clear on the uplink at \(packet.atMs) ms: `\(packet.summary)`") }
+            for packet in split.insideTunnel.prefix(50) { lines.append("- direct destination inside the TUN at \(packet.atMs) ms: `\(packet.summary)`") }
+        }
+        if !notes.isEmpty {
+            lines.append("")
+            lines.append("## Notes")
+            lines.append("")
+            for note in notes { lines.append("- \(note)") }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func ms(_ value: Int?) -> String { value.map(String.init) ?? "–" }
+    static func seconds(_ value: Double) -> String { HTML.formatFixed(value, decimals: 2) }
+    static func cell(_ text: String) -> String { text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ") }
+}

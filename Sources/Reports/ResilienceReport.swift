@@ -1,0 +1,250 @@
+import Foundation
+
+/// `resilience.json`: the engine brought up and down N times in one sandbox, then disrupted while
+/// a steady probe flow crosses the tunnel (schema `tunnelprobe.resilience/1`, docs/RESILIENCE.md).
+public struct ResilienceReport: Codable, Sendable, Hashable {
+    public var schema = "tunnelprobe.resilience/1"
+    public var run: RunInfo
+    public var profile: String
+    public var engine: String
+    public var sandbox: String
+    public var cycles: [Cycle]
+    /// What is left after the last cycle that was not there after the first one.
+    public var leftovers: Leftovers?
+    public var scenarios: [Scenario]
+    /// The split-tunnel check, when the profile names a split.
+    public var split: Split?
+    /// "pass", "fail" or "incomplete".
+    public var verdict: String
+    public var notes: [String]
+
+    /// One engine start and stop.
+    public struct Cycle: Codable, Sendable, Hashable {
+        public var index: Int
+        public var ok: Bool
+        /// From the engine's launch to the handshake evidence in its log or state.
+        public var handshakeMs: Int?
+        /// From the engine's launch to the first HTTP answer through the TUN.
+        public var firstDataMs: Int?
+        /// From the stop signal to the engine's exit.
+        public var stopMs: Int?
+        public var failure: String?
+        public init(index: Int, ok: Bool, handshakeMs: Int? = nil, firstDataMs: Int? = nil, stopMs: Int? = nil, failure: String? = nil) {
+            self.index = index
+            self.ok = ok
+            self.handshakeMs = handshakeMs
+            self.firstDataMs = firstDataMs
+            self.stopMs = stopMs
+            self.failure = failure
+        }
+    }
+
+    /// The difference between the sandbox after the first cycle and after the last one, and the
+    /// engine processes still alive after any stop.
+    public struct Leftovers: Codable, Sendable, Hashable {
+        public var processes: [String]
+        public var tunDevices: [String]
+        public var routes: [String]
+        public var sockets: [String]
+        public var namespaces: [String]
+        public var clean: Bool { processes.isEmpty && tunDevices.isEmpty && routes.isEmpty && sockets.isEmpty && namespaces.isEmpty }
+        public init(processes: [String], tunDevices: [String], routes: [String], sockets: [String], namespaces: [String]) {
+            self.processes = processes
+            self.tunDevices = tunDevices
+            self.routes = routes
+            self.sockets = sockets
+            self.namespaces = namespaces
+        }
+        enum CodingKeys: String, CodingKey { case processes, tunDevices, routes, sockets, namespaces, clean }
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(processes, forKey: .processes)
+            try c.encode(tunDevices, forKey: .tunDevices)
+            try c.encode(routes, forKey: .routes)
+            try c.encode(sockets, forKey: .sockets)
+            try c.encode(namespaces, forKey: .namespaces)
+            try c.encode(clean, forKey: .clean)
+        }
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            processes = try c.decode([String].self, forKey: .processes)
+            tunDevices = try c.decode([String].self, forKey: .tunDevices)
+            routes = try c.decode([String].self, forKey: .routes)
+            sockets = try c.decode([String].self, forKey: .sockets)
+            namespaces = try c.decode([String].self, forKey: .namespaces)
+        }
+    }
+
+    /// One probe of the steady flow: sent at `atMs` (since the scenario started), its outcome.
+    public struct Probe: Codable, Sendable, Hashable {
+        public var atMs: Int
+        public var ok: Bool
+        public var latencyMs: Int?
+        public var error: String?
+        public init(atMs: Int, ok: Bool, latencyMs: Int?, error: String?) {
+            self.atMs = atMs
+            self.ok = ok
+            self.latencyMs = latencyMs
+            self.error = error
+        }
+    }
+
+    public struct Scenario: Codable, Sendable, Hashable {
+        /// e.g. "uplink-down-5s", "address-change", "resolver-outage-2s", "engine-restart".
+        public var scenario: String
+        public var engine: String
+        /// The disruption, in ms since the scenario started.
+        public var disruptionStartMs: Int
+        public var disruptionEndMs: Int
+        /// From the end of the disruption to the answer of the first successful probe sent after
+        /// it; `nil` when none came within `recoveryBoundSeconds`.
+        public var recoverySeconds: Double?
+        public var recoveryBoundSeconds: Double
+        /// Why there is no recovery time, e.g. "did not recover within 30 s".
+        public var recoveryNote: String?
+        public var requestsSent: Int
+        /// Probes of the scenario that got no answer.
+        public var requestsLost: Int
+        /// Lines of the engine's log during the scenario that are a reconnect attempt.
+        public var reconnectAttempts: Int
+        /// More than `stormThresholdPerMinute` attempts per minute of the scenario.
+        public var reconnectStorm: Bool
+        /// The engine's pid changed: "tool" when the tool restarted it, "self" otherwise; `nil` when it did not.
+        public var engineRestarted: String?
+        /// Packets that left the uplink outside the carrier during the scenario; `nil` when not captured.
+        public var leaked: Bool?
+        public var leakEvidence: [UplinkPacket]
+        /// The probe log file (CSV) in the report directory.
+        public var probeLog: String?
+        public var probes: [Probe]
+        public var notes: [String]
+        public init(scenario: String, engine: String, disruptionStartMs: Int, disruptionEndMs: Int, recoverySeconds: Double?,
+                    recoveryBoundSeconds: Double, recoveryNote: String?, requestsSent: Int, requestsLost: Int,
+                    reconnectAttempts: Int, reconnectStorm: Bool, engineRestarted: String?, leaked: Bool?,
+                    leakEvidence: [UplinkPacket], probeLog: String?, probes: [Probe], notes: [String]) {
+            self.scenario = scenario
+            self.engine = engine
+            self.disruptionStartMs = disruptionStartMs
+            self.disruptionEndMs = disruptionEndMs
+            self.recoverySeconds = recoverySeconds
+            self.recoveryBoundSeconds = recoveryBoundSeconds
+            self.recoveryNote = recoveryNote
+            self.requestsSent = requestsSent
+            self.requestsLost = requestsLost
+            self.reconnectAttempts = reconnectAttempts
+            self.reconnectStorm = reconnectStorm
+            self.engineRestarted = engineRestarted
+            self.leaked = leaked
+            self.leakEvidence = leakEvidence
+            self.probeLog = probeLog
+            self.probes = probes
+            self.notes = notes
+        }
+    }
+
+    /// The split-tunnel check: traffic to `tunnelled` destinations must never appear in clear on
+    /// the uplink, traffic to `direct` destinations must never enter the TUN.
+    public struct Split: Codable, Sendable, Hashable {
+        public var mode: String
+        public var prefixes: [String]
+        public var tunnelledProbes: [String]
+        public var directProbes: [String]
+        /// Packets to tunnelled destinations seen in clear on the uplink.
+        public var clearOnUplink: [UplinkPacket]
+        /// Packets to direct destinations seen inside the TUN.
+        public var insideTunnel: [UplinkPacket]
+        public var ok: Bool
+        public init(mode: String, prefixes: [String], tunnelledProbes: [String], directProbes: [String],
+                    clearOnUplink: [UplinkPacket], insideTunnel: [UplinkPacket], ok: Bool) {
+            self.mode = mode
+            self.prefixes = prefixes
+            self.tunnelledProbes = tunnelledProbes
+            self.directProbes = directProbes
+            self.clearOnUplink = clearOnUplink
+            self.insideTunnel = insideTunnel
+            self.ok = ok
+        }
+    }
+
+    public init(run: RunInfo, profile: String, engine: String, sandbox: String, cycles: [Cycle], leftovers: Leftovers?,
+                scenarios: [Scenario], split: Split? = nil, verdict: String, notes: [String]) {
+        self.run = run
+        self.profile = profile
+        self.engine = engine
+        self.sandbox = sandbox
+        self.cycles = cycles
+        self.leftovers = leftovers
+        self.scenarios = scenarios
+        self.split = split
+        self.verdict = verdict
+        self.notes = notes
+    }
+
+    public var summaryLine: String {
+        var parts: [String] = []
+        if !cycles.isEmpty {
+            parts.append("cycles \(cycles.filter(\.ok).count)/\(cycles.count) passed" + (leftovers.map { $0.clean ? ", nothing left behind" : ", LEFTOVERS" } ?? ""))
+        }
+        if !scenarios.isEmpty { parts.append("scenarios recovered \(scenarios.filter { $0.recoverySeconds != nil }.count)/\(scenarios.count)") }
+        if let split { parts.append(split.ok ? "split routed as declared" : "split MISROUTED") }
+        return "\(engine): \(verdict)" + (parts.isEmpty ? "" : "; " + parts.joined(separator: "; "))
+    }}
+
+// Explicit nulls: a value that was not measured is `null` in the JSON, never a missing key.
+extension ResilienceReport {
+    enum CodingKeys: String, CodingKey { case schema, run, profile, engine, sandbox, cycles, leftovers, scenarios, split, verdict, notes }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(schema, forKey: .schema)
+        try c.encode(run, forKey: .run)
+        try c.encode(profile, forKey: .profile)
+        try c.encode(engine, forKey: .engine)
+        try c.encode(sandbox, forKey: .sandbox)
+        try c.encode(cycles, forKey: .cycles)
+        try c.encode(leftovers, forKey: .leftovers)
+        try c.encode(scenarios, forKey: .scenarios)
+        try c.encode(split, forKey: .split)
+        try c.encode(verdict, forKey: .verdict)
+        try c.encode(notes, forKey: .notes)
+    }
+}
+
+extension ResilienceReport.Cycle {
+    enum CodingKeys: String, CodingKey { case index, ok, handshakeMs, firstDataMs, stopMs, failure }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(index, forKey: .index)
+        try c.encode(ok, forKey: .ok)
+        try c.encode(handshakeMs, forKey: .handshakeMs)
+        try c.encode(firstDataMs, forKey: .firstDataMs)
+        try c.encode(stopMs, forKey: .stopMs)
+        try c.encode(failure, forKey: .failure)
+    }
+}
+
+extension ResilienceReport.Scenario {
+    enum CodingKeys: String, CodingKey {
+        case scenario, engine, disruptionStartMs, disruptionEndMs, recoverySeconds, recoveryBoundSeconds, recoveryNote, requestsSent,
+             requestsLost, reconnectAttempts, reconnectStorm, engineRestarted, leaked, leakEvidence, probeLog, probes, notes
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(scenario, forKey: .scenario)
+        try c.encode(engine, forKey: .engine)
+        try c.encode(disruptionStartMs, forKey: .disruptionStartMs)
+        try c.encode(disruptionEndMs, forKey: .disruptionEndMs)
+        try c.encode(recoverySeconds, forKey: .recoverySeconds)
+        try c.encode(recoveryBoundSeconds, forKey: .recoveryBoundSeconds)
+        try c.encode(recoveryNote, forKey: .recoveryNote)
+        try c.encode(requestsSent, forKey: .requestsSent)
+        try c.encode(requestsLost, forKey: .requestsLost)
+        try c.encode(reconnectAttempts, forKey: .reconnectAttempts)
+        try c.encode(reconnectStorm, forKey: .reconnectStorm)
+        try c.encode(engineRestarted, forKey: .engineRestarted)
+        try c.encode(leaked, forKey: .leaked)
+        try c.encode(leakEvidence, forKey: .leakEvidence)
+        try c.encode(probeLog, forKey: .probeLog)
+        try c.encode(probes, forKey: .probes)
+        try c.encode(notes, forKey: .notes)
+    }
+}

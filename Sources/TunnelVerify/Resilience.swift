@@ -1,0 +1,464 @@
+import Foundation
+import Glibc
+public import Reports
+
+/// The disruptions `resilience` can inflict while the probe flow runs.
+public enum DisruptionKind: String, Sendable, Hashable, CaseIterable {
+    /// The sandbox's uplink goes down for T seconds, then up again.
+    case uplinkDown = "uplink-down"
+    /// The uplink moves to a new address and gateway (a phone changing networks).
+    case addressChange = "address-change"
+    /// The engine's resolver stops answering for T seconds.
+    case resolverOutage = "resolver-outage"
+    /// The tool kills the engine (SIGKILL) and starts it again.
+    case engineRestart = "engine-restart"
+}
+
+public struct ResilienceConfiguration: Sendable {
+    public var profile: Profile
+    public var engine: EngineKind
+    public var overrides: EngineOverrides
+    public var whoami: WhoamiURL
+    public var seed: UInt64
+    public var stateRoot = Sandbox.defaultStateRoot
+    /// Deadline for one engine start (launch to first data).
+    public var deadline: Duration = .seconds(25)
+    /// Engine up/down cycles before the scenarios.
+    public var cycles = 0
+    public var disruptions: [DisruptionKind] = []
+    /// Outage lengths for uplink-down and resolver-outage.
+    public var outages: [Duration] = [.seconds(1), .seconds(5)]
+    /// How long after a disruption ends the probe flow waits for traffic before it gives up.
+    public var recoveryBound: Duration = .seconds(30)
+    public var probeInterval: Duration = .milliseconds(100)
+    public var probeTimeout: Duration = .seconds(1)
+    /// Probes before each disruption (the tunnel must carry traffic before it is disrupted).
+    public var baseline: Duration = .seconds(1)
+    /// More reconnect attempts than this per minute of a scenario is a storm.
+    public var stormThresholdPerMinute = 30.0
+    /// The routes actually applied for the split, when they differ from the profile's (to show
+    /// that misrouting is caught); `nil` applies the profile's split.
+    public var appliedSplit: Profile.Split?
+    /// Where per-scenario captures and probe logs go.
+    public var directory: String?
+
+    public init(profile: Profile, engine: EngineKind, overrides: EngineOverrides = EngineOverrides(), whoami: WhoamiURL, seed: UInt64) {
+        self.profile = profile
+        self.engine = engine
+        self.overrides = overrides
+        self.whoami = whoami
+        self.seed = seed
+    }
+}
+
+/// Runs engine cycles and disruption scenarios in one sandbox (docs/RESILIENCE.md).
+public enum Resilience {
+    public static func preflight(_ configuration: ResilienceConfiguration) throws(VerifyError) {
+        _ = try prepare(configuration)
+    }
+
+    static func prepare(_ configuration: ResilienceConfiguration) throws(VerifyError) -> (Engine, Tools) {
+        let engine: Engine
+        do {
+            engine = try Engine.make(configuration.engine, profile: configuration.profile, overrides: configuration.overrides)
+        } catch {
+            throw VerifyError(.invalidProfile, error.description)
+        }
+        let tools = try Tools.locate(engine: (engine.program, engine.package))
+        if configuration.engine == .wireguard { _ = try Host.require("wg", package: "wireguard-tools") }
+        return (engine, tools)
+    }
+
+    /// Cycles, then scenarios. Cancellation (SIGINT) ends the current step, restores the uplink,
+    /// removes the sandbox and returns what was measured, marked incomplete.
+    public static func run(_ configuration: ResilienceConfiguration, run info: RunInfo) async throws(VerifyError) -> ResilienceReport {
+        let (engine, tools) = try prepare(configuration)
+        let sandbox = Sandbox(stateRoot: configuration.stateRoot)
+        try await sandbox.create(dnsServers: configuration.profile.dns, tools: tools)
+        var session = ResilienceSession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox)
+        await session.execute()
+        let finished = session
+        // A fresh task: cleanup must not see the cancellation that may have ended the run.
+        await Task.detached { await finished.restoreUplink(); await sandbox.destroy(tools: tools) }.value
+        return session.report(info: info)
+    }
+}
+
+struct ResilienceSession: Sendable {
+    let configuration: ResilienceConfiguration
+    let engine: Engine
+    let tools: Tools
+    let sandbox: Sandbox
+    let clock = ContinuousClock()
+    var gateway: String
+    var uplinkAddress: String
+    var cycles: [ResilienceReport.Cycle] = []
+    var leftovers: ResilienceReport.Leftovers?
+    var scenarios: [ResilienceReport.Scenario] = []
+    var notes: [String] = []
+    var interrupted = false
+    var starts = 0
+    var split: ResilienceReport.Split?
+
+    init(configuration: ResilienceConfiguration, engine: Engine, tools: Tools, sandbox: Sandbox) {
+        self.configuration = configuration
+        self.engine = engine
+        self.tools = tools
+        self.sandbox = sandbox
+        gateway = sandbox.hostAddress
+        uplinkAddress = sandbox.uplinkAddress
+    }
+
+    struct Running: Sendable {
+        var process: EngineProcess
+        var pid: Int32
+        var handshakeMs: Int
+        var firstDataMs: Int
+    }
+
+    struct StartFailure: Error {
+        var reason: String
+        var process: EngineProcess?
+    }
+
+    var carriers: [String] { engine.carriers.map(\.host) }
+    var appliedSplit: Profile.Split? { configuration.appliedSplit ?? configuration.profile.split }
+
+    // MARK: - engine up and down
+
+    /// Launch, TUN address, routes, handshake, first answer through the TUN; times from the launch.
+    mutating func start() async throws(StartFailure) -> Running {
+        starts += 1
+        let launched = clock.now
+        let deadline = launched + configuration.deadline
+        guard let program = tools.engine else { throw StartFailure(reason: "no engine program") }
+        let argv = [tools.ip, "netns", "exec", sandbox.namespace] + engine.argv(program: program, sandbox: sandbox)
+        let process = EngineProcess(argv: argv, log: sandbox.directory + "/engine-\(starts).log")
+        var pid: Int32?
+        while clock.now < launched + .seconds(2), process.exitStatus == nil {
+            if let outcome = try? await Host.run([tools.ip, "netns", "pids", sandbox.namespace]),
+               let found = outcome.output.split(whereSeparator: \.isWhitespace).compactMap({ Int32($0) }).first {
+                pid = found
+                break
+            }
+            try? await clock.sleep(for: .milliseconds(10))
+        }
+        guard let pid else { throw StartFailure(reason: "engine exited at start: \(Host.lastLine(process.logText) ?? "")", process: process) }
+        if var state = SandboxState.load(sandbox.directory) {
+            state.processes.append(.init(role: "engine", pid: pid, startTime: Host.startTime(of: pid) ?? 0))
+            try? state.save(sandbox.directory)
+        }
+        do {
+            try await engine.configure(sandbox: sandbox, tools: tools, deadline: deadline)
+        } catch {
+            throw StartFailure(reason: error.message, process: process)
+        }
+        // The address counts once two reads agree (engines set address and netmask in steps).
+        var previous: String?
+        while true {
+            if let address = await sandbox.tunAddress(tools: tools) {
+                if address == previous { break }
+                previous = address
+                try? await clock.sleep(for: .milliseconds(50))
+                continue
+            }
+            if let code = process.exitStatus { throw StartFailure(reason: "engine exited with status \(code) before its TUN had an address", process: process) }
+            if Task.isCancelled { throw StartFailure(reason: "interrupted", process: process) }
+            guard clock.now < deadline else { throw StartFailure(reason: "the TUN got no address within \(configuration.deadline)", process: process) }
+            try? await clock.sleep(for: .milliseconds(100))
+        }
+        do {
+            try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
+                                           split: appliedSplit, tools: tools)
+        } catch {
+            throw StartFailure(reason: error.message, process: process)
+        }
+        var handshakeMs: Int?
+        while handshakeMs == nil {
+            switch await engine.handshake(log: process.logText, sandbox: sandbox, tools: tools) {
+            case .done: handshakeMs = (clock.now - launched).milliseconds
+            case .failed(let reason, _): throw StartFailure(reason: "handshake: \(reason)", process: process)
+            case .pending:
+                if let code = process.exitStatus { throw StartFailure(reason: "engine exited with status \(code) before the handshake", process: process) }
+                if Task.isCancelled { throw StartFailure(reason: "interrupted", process: process) }
+                guard clock.now < deadline else { throw StartFailure(reason: engine.timeoutReason(log: process.logText).reason, process: process) }
+                try? await clock.sleep(for: .milliseconds(50))
+            }
+        }
+        // Routes again, idempotently: an engine may reconfigure its TUN during the handshake.
+        try? await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
+                                        split: appliedSplit, tools: tools)
+        while true {
+            let result = await SandboxProbes.httpGet(url: configuration.whoami, namespacePath: sandbox.namespacePath, timeout: .seconds(1))
+            if case .success = result { break }
+            if Task.isCancelled { throw StartFailure(reason: "interrupted", process: process) }
+            guard clock.now < deadline else { throw StartFailure(reason: "handshake done but no data through the TUN within \(configuration.deadline)", process: process) }
+            try? await clock.sleep(for: .milliseconds(50))
+        }
+        return Running(process: process, pid: pid, handshakeMs: handshakeMs ?? 0, firstDataMs: (clock.now - launched).milliseconds)
+    }
+
+    /// SIGTERM to the engine (SIGKILL after a second) and the time until it is gone. Only the
+    /// engine: whatever it left running is for the leftover check to find (then `killStrays`).
+    /// Without a pid (the engine never got one), everything in the sandbox goes.
+    func stop(_ process: EngineProcess?, pid: Int32?) async -> Int {
+        let started = clock.now
+        if let pid {
+            await Host.terminate([pid])
+        } else {
+            await killStrays()
+        }
+        _ = await process?.waitForExit(timeout: .seconds(2))
+        return (clock.now - started).milliseconds
+    }
+
+    /// Every process still in the sandbox.
+    func killStrays() async {
+        guard let inode = Host.inode(sandbox.namespacePath) else { return }
+        let victims = Host.processes(inNamespace: inode).filter { $0 != getpid() }
+        if !victims.isEmpty { await Host.terminate(victims.sorted()) }
+    }
+
+    // MARK: - run
+
+    mutating func execute() async {
+        if configuration.cycles > 0 { await runCycles() }
+        guard !interrupted, !configuration.disruptions.isEmpty || configuration.profile.split != nil else { return }
+        let running: Running
+        do {
+            running = try await start()
+        } catch {
+            _ = await stop(error.process, pid: nil)
+            if Task.isCancelled { interrupted = true; return }
+            notes.append("the engine did not come up for the scenarios: \(error.reason)")
+            return
+        }
+        var current = running
+        if configuration.profile.split != nil { await splitCheck() }
+        for kind in configuration.disruptions {
+            if kind == .resolverOutage, engine.carrierDomain == nil {
+                notes.append("resolver-outage not run: \(engine.kind.rawValue) uses no resolver")
+                continue
+            }
+            let lengths: [Duration?] = (kind == .uplinkDown || kind == .resolverOutage) ? configuration.outages.map { $0 } : [nil]
+            for length in lengths {
+                if Task.isCancelled { interrupted = true; break }
+                if let next = await scenario(kind, length: length, running: current) { current = next } else { return }
+            }
+        }
+        _ = await stop(current.process, pid: current.pid)
+        await killStrays()
+    }
+
+    mutating func runCycles() async {
+        var after: [Sandbox.Snapshot] = []
+        var stray: [String] = []
+        for index in 1...configuration.cycles {
+            do {
+                let running = try await start()
+                let stopMs = await stop(running.process, pid: running.pid)
+                cycles.append(.init(index: index, ok: true, handshakeMs: running.handshakeMs, firstDataMs: running.firstDataMs, stopMs: stopMs))
+            } catch {
+                let stopMs = await stop(error.process, pid: nil)
+                if Task.isCancelled { interrupted = true; break }
+                cycles.append(.init(index: index, ok: false, stopMs: stopMs, failure: error.reason))
+            }
+            await sandbox.removeTunnelRoutes(carriers: carriers, split: appliedSplit, tools: tools)
+            let snapshot = await sandbox.snapshot(tools: tools)
+            stray += snapshot.processes.map { "after cycle \(index): \($0)" }
+            after.append(snapshot)
+            await killStrays()
+        }
+        guard let first = after.first, let last = after.last else { return }
+        let namespaces = ((try? FileManager.default.contentsOfDirectory(atPath: "/run/netns")) ?? [])
+            .filter { $0.hasPrefix(Sandbox.prefix) && $0.hasSuffix(sandbox.id) && $0 != sandbox.namespace }
+        // Multiset difference: each entry of the last snapshot not matched by one of the first.
+        func added(_ a: [String], _ b: [String]) -> [String] {
+            var pool = a
+            return b.filter { entry in
+                if let index = pool.firstIndex(of: entry) { pool.remove(at: index); return false }
+                return true
+            }
+        }
+        leftovers = .init(processes: stray, tunDevices: added(first.tunDevices, last.tunDevices), routes: added(first.routes, last.routes),
+                          sockets: added(first.sockets, last.sockets), namespaces: namespaces)
+        if after.count == 1 { notes.append("one cycle only: leftovers are the engine processes after its stop, nothing to compare") }
+    }
+
+    // MARK: - scenarios
+
+    /// One scenario: baseline probes, the disruption, probes until the first answer after it (or
+    /// the bound), a short tail. Returns the engine to use next, `nil` when none runs any more.
+    mutating func scenario(_ kind: DisruptionKind, length: Duration?, running: Running) async -> Running? {
+        let name = kind.rawValue + (length.map { "-\(Self.seconds($0))s" } ?? "")
+        let origin = clock.now
+        let directory = configuration.directory ?? sandbox.directory
+        let capturePath = directory + "/uplink-\(name).pcap"
+        var capture = try? await UplinkCapture.start(namespacePath: sandbox.namespacePath, interface: sandbox.uplink, path: capturePath, origin: origin)
+        var frames: [UplinkCapture.Frame] = []
+        var scenarioNotes: [String] = []
+        var captured = capture != nil
+        if capture == nil { scenarioNotes.append("uplink not captured: leak verdict unknown") }
+        let stopFlag = ProbeFlow.StopFlag()
+        let url = configuration.whoami, path = sandbox.namespacePath
+        let interval = configuration.probeInterval, timeout = configuration.probeTimeout, exit = configuration.profile.expectedExitIP
+        let flow = Task { await ProbeFlow.run(url: url, namespacePath: path, origin: origin, interval: interval, timeout: timeout,
+                                              expectedExit: exit, stop: stopFlag) }
+        let logBefore = running.process.logText.split(whereSeparator: \.isNewline).count
+        try? await clock.sleep(for: configuration.baseline)
+
+        var current: Running? = running
+        var restartedBy: String?
+        let startMs = (clock.now - origin).milliseconds
+        do {
+            switch kind {
+            case .uplinkDown:
+                // A capture on a link that goes down ends; a fresh one starts when it is up again.
+                if let live = capture { frames += await live.stop(); capture = nil }
+                try await sandbox.setUplink(up: false, tools: tools)
+                try? await clock.sleep(for: length ?? .seconds(1))
+                try await sandbox.setUplink(up: true, tools: tools)
+                try await sandbox.uplinkRoutes(gateway: gateway, tools: tools)
+                try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
+                                               split: appliedSplit, tools: tools)
+                capture = try? await UplinkCapture.start(namespacePath: path, interface: sandbox.uplink,
+                                                         path: directory + "/uplink-\(name)-after.pcap", origin: origin)
+                if capture == nil {
+                    captured = false
+                    scenarioNotes.append("the uplink capture could not restart after the link came up: leak verdict unknown")
+                }
+            case .addressChange:
+                let moved = try await sandbox.changeUplinkAddress(from: uplinkAddress, tools: tools)
+                gateway = moved.gateway
+                uplinkAddress = moved.address
+                try await sandbox.uplinkRoutes(gateway: gateway, tools: tools)
+                try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
+                                               split: appliedSplit, tools: tools)
+                scenarioNotes.append("uplink moved to \(moved.address) via \(moved.gateway)")
+            case .resolverOutage:
+                guard let resolver = carriers.first else { break }
+                try await sandbox.blockResolver(resolver, tools: tools)
+                try? await clock.sleep(for: length ?? .seconds(1))
+                await sandbox.unblockResolver(tools: tools)
+                if configuration.profile.resolvers.count > 1 {
+                    scenarioNotes.append("the profile lists \(configuration.profile.resolvers.count) resolvers; \(engine.kind.rawValue) was started with \(resolver) only, so there was nothing to fail over to")
+                }
+            case .engineRestart:
+                // SIGKILL: the engine gets no chance to tidy up, as when the system kills it.
+                Host.signal(running.pid, SIGKILL)
+                _ = await running.process.waitForExit(timeout: .seconds(2))
+                await killStrays()
+                current = nil
+                do {
+                    current = try await start()
+                    restartedBy = "tool"
+                } catch {
+                    scenarioNotes.append("the engine did not come back: \(error.reason)")
+                    _ = await stop(error.process, pid: nil)
+                }
+            }
+        } catch {
+            scenarioNotes.append("disruption failed: \(error.message)")
+        }
+        let endMs = (clock.now - origin).milliseconds
+        // Probes until the first answer sent after the disruption, or the bound.
+        let bound = origin + .milliseconds(endMs) + configuration.recoveryBound
+        var recoveredProbe = false
+        while clock.now < bound, !Task.isCancelled {
+            try? await clock.sleep(for: .milliseconds(200))
+            // The flow's own log is read at the end; here a direct probe tells when to stop waiting.
+            if case .success = await SandboxProbes.httpGet(url: url, namespacePath: path, timeout: timeout) { recoveredProbe = true; break }
+        }
+        if recoveredProbe { try? await clock.sleep(for: .milliseconds(500)) }
+        if Task.isCancelled { interrupted = true }
+        stopFlag.set()
+        let probes = await flow.value
+        if let live = capture { frames += await live.stop() }
+
+        // The engine's pid now: changed without the tool means it restarted by itself.
+        if restartedBy == nil, let current, Host.startTime(of: current.pid) == nil { restartedBy = "self" }
+        let process = current?.process ?? running.process
+        let logLines = process.logText.split(whereSeparator: \.isNewline).map(String.init)
+        let newLines = restartedBy == "tool" ? logLines : Array(logLines.dropFirst(logBefore))
+        let attempts = newLines.filter { line in Self.reconnectMarkers(engine.kind).contains { line.contains($0) } }.count
+        let minutes = Double((clock.now - origin).milliseconds) / 60_000
+        // A single attempt in a short scenario is no storm, whatever its rate.
+        let storm = attempts >= 5 && minutes > 0 && Double(attempts) / minutes > configuration.stormThresholdPerMinute
+
+        let packets = frames.map { UplinkPacket.decode($0.bytes, atMs: $0.offset.milliseconds, carriers: engine.carriers, carrierDomain: engine.carrierDomain) }
+        let leaks = packets.filter { $0.kind != .carrier && $0.kind != .linkControl }
+        let recovery = ProbeFlow.recovery(probes, disruptionEndMs: endMs)
+        let boundSeconds = Double(configuration.recoveryBound.milliseconds) / 1000
+        let logName = "probes-\(name).csv"
+        try? Host.writeFile(directory + "/" + logName, ProbeFlow.csv(probes))
+        if !probes.contains(where: { $0.ok && $0.atMs < startMs }) { scenarioNotes.append("no probe was answered before the disruption") }
+        scenarios.append(.init(
+            scenario: name, engine: engine.kind.rawValue, disruptionStartMs: startMs, disruptionEndMs: endMs, recoverySeconds: recovery,
+            recoveryBoundSeconds: boundSeconds,
+            recoveryNote: recovery == nil ? (interrupted ? "interrupted before recovery" : "did not recover within \(Self.seconds(configuration.recoveryBound)) s") : nil,
+            requestsSent: probes.count, requestsLost: probes.filter { !$0.ok }.count, reconnectAttempts: attempts, reconnectStorm: storm,
+            engineRestarted: restartedBy, leaked: captured ? !leaks.isEmpty : nil,
+            leakEvidence: leaks, probeLog: configuration.directory == nil ? nil : logName, probes: probes, notes: scenarioNotes))
+        return current
+    }
+
+    /// The split-tunnel check with the engine up (SplitCheck).
+    mutating func splitCheck() async {
+        guard let declared = configuration.profile.split else { return }
+        let origin = clock.now
+        let directory = configuration.directory ?? sandbox.directory
+        guard let uplink = try? await UplinkCapture.start(namespacePath: sandbox.namespacePath, interface: sandbox.uplink,
+                                                          path: directory + "/uplink-split.pcap", origin: origin),
+              let tun = try? await UplinkCapture.start(namespacePath: sandbox.namespacePath, interface: sandbox.tunDevice,
+                                                       path: directory + "/tun-split.pcap", origin: origin) else {
+            notes.append("split check not run: cannot capture on the uplink and the TUN")
+            return
+        }
+        let targets = SplitCheck.targets(declared)
+        await SplitCheck.send(to: targets.tunnelled + targets.direct, namespacePath: sandbox.namespacePath)
+        try? await clock.sleep(for: .milliseconds(300))
+        let uplinkPackets = await uplink.stop().map {
+            UplinkPacket.decode($0.bytes, atMs: $0.offset.milliseconds, carriers: engine.carriers, carrierDomain: engine.carrierDomain)
+        }
+        let tunPackets = await tun.stop().map {
+            UplinkPacket.decode(SplitCheck.ethernet($0.bytes), atMs: $0.offset.milliseconds, carriers: [], carrierDomain: nil)
+        }
+        split = SplitCheck.judge(split: declared, targets: targets, uplink: uplinkPackets, tun: tunPackets)
+    }
+
+    /// Log lines that mark a reconnect attempt, per engine.
+    static func reconnectMarkers(_ kind: EngineKind) -> [String] {
+        switch kind {
+        case .iodine: ["Retrying version check", "Retrying login", "Sending login request"]
+        case .openvpn: ["Restart pause", "ping-restart", "SIGUSR1"]
+        case .wireguard: ["Sending handshake initiation"]
+        case .command: []
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        let ms = duration.milliseconds
+        return ms % 1000 == 0 ? "\(ms / 1000)" : String(format: "%.1f", Double(ms) / 1000)
+    }
+
+    /// Brings the uplink back up with its routes (after an interruption in the middle of a
+    /// disruption) and lifts a resolver block.
+    func restoreUplink() async {
+        _ = try? await sandbox.setUplink(up: true, tools: tools)
+        _ = try? await sandbox.uplinkRoutes(gateway: gateway, tools: tools)
+        await sandbox.unblockResolver(tools: tools)
+    }
+
+    func report(info: RunInfo) -> ResilienceReport {
+        var run = info
+        run.finishedAt = ReportWriter.timestamp()
+        run.complete = !interrupted
+        if interrupted, run.interruption == nil { run.interruption = "interrupted" }
+        let cyclesOK = cycles.allSatisfy(\.ok) && cycles.count == configuration.cycles && (leftovers?.clean ?? true)
+        let scenariosOK = scenarios.allSatisfy { $0.recoverySeconds != nil && $0.leaked != true }
+            && !notes.contains { $0.hasPrefix("the engine did not come up") }
+        let verdict = interrupted ? "incomplete" : (cyclesOK && scenariosOK && split?.ok != false ? "pass" : "fail")
+        return ResilienceReport(run: run, profile: configuration.profile.name, engine: configuration.engine.rawValue, sandbox: sandbox.namespace,
+                                cycles: cycles, leftovers: leftovers, scenarios: scenarios, split: split, verdict: verdict, notes: notes)
+    }
+}

@@ -1,0 +1,189 @@
+import ArgumentParser
+import Foundation
+import Reports
+import Synchronization
+import TunnelVerify
+
+struct ResilienceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resilience",
+        abstract: "Bring a real tunnel engine up and down, disrupt it under a steady probe flow, and measure recovery.",
+        discussion: """
+        In one sandbox (as `verify` makes it): --cycles N engine starts and stops, each timed to the \
+        handshake and the first data, with proof that nothing accumulated; then each scenario while \
+        one HTTP GET every 100 ms crosses the tunnel: uplink down for each --outage length, uplink \
+        address change, resolver outage, engine killed and restarted. Recovery time, lost probes, \
+        reconnect attempts and leaks (uplink capture) per scenario. SIGINT restores the uplink, \
+        removes the sandbox and writes the partial report. Writes resilience.json and resilience.md \
+        with one probes-<scenario>.csv and uplink pcap per scenario.
+
+        Example (in the lab):
+          tunnelprobe lab exec -- tunnelprobe resilience --profile family.json \\
+            --whoami-url http://198.18.2.2/ --cycles 5 --outage 1,5,30
+        """
+    )
+
+    @Option(help: "The iOS client's profile JSON.")
+    var profile: String
+
+    @Option(help: "Engine: iodine (default), openvpn, wireguard, command.")
+    var engine: String?
+
+    @Option(help: "Engine password (iodine); prefer --password-file.")
+    var password: String?
+
+    @Option(help: "File holding the engine password.")
+    var passwordFile: String?
+
+    @Option(help: "Key file: OpenVPN static key or WireGuard private key.")
+    var keyFile: String?
+
+    @Option(help: "HTTP endpoint (http://IP[:port]/path) reached through the tunnel by the probe flow.")
+    var whoamiURL: String
+
+    @Option(help: "Engine up/down cycles before the scenarios.")
+    var cycles: Int = 0
+
+    @Option(help: "Scenarios, comma-separated: uplink-down, address-change, resolver-outage, engine-restart (default all; none with --scenarios none).")
+    var scenarios: String?
+
+    @Option(help: "Outage lengths in seconds for uplink-down and resolver-outage, comma-separated.")
+    var outage: String = "1,5"
+
+    @Option(help: "Seconds after a disruption within which traffic must flow again.")
+    var recoveryBound: Double = 30
+
+    @Option(help: "Seconds one engine start may take up to the first data.")
+    var deadline: Double = 25
+
+    @Option(help: "Apply these split routes instead of the profile's (\"include P1,P2\" or \"exclude P1\"), to show that misrouting is caught.")
+    var applySplit: String?
+
+    @Option(help: "Seed (reported; the runs draw no random numbers that change the measurement).")
+    var seed: UInt64?
+
+    @Option(help: "Report directory (default reports/<run-id>).")
+    var out: String?
+
+    @Option(help: "Directory of the sandboxes' state (for verify --cleanup).")
+    var stateRoot: String = "/run/tunnelprobe/verify"
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let parsed: Profile
+        do { parsed = try Profile.load(path: profile) } catch { throw fail("\(profile): \(error)", Exit.badInput) }
+        let kind = try Self.engineKind(engine, profile: parsed)
+        guard let url = WhoamiURL(whoamiURL) else { throw fail("--whoami-url \(whoamiURL): use http://IP[:port]/path", .validationFailure) }
+        var overrides = EngineOverrides()
+        overrides.password = password
+        overrides.passwordFile = passwordFile
+        overrides.keyFile = keyFile
+        var configuration = ResilienceConfiguration(profile: parsed, engine: kind, overrides: overrides, whoami: url,
+                                                    seed: seed ?? UInt64.random(in: 0...UInt64.max))
+        guard (0...100).contains(cycles) else { throw fail("--cycles must be in 0...100", .validationFailure) }
+        configuration.cycles = cycles
+        if scenarios == "none" {
+            configuration.disruptions = []
+        } else if let scenarios {
+            var kinds: [DisruptionKind] = []
+            for name in scenarios.split(separator: ",") {
+                guard let kind = DisruptionKind(rawValue: String(name)) else {
+                    throw fail("--scenarios \(name): use uplink-down, address-change, resolver-outage, engine-restart or none", .validationFailure)
+                }
+                kinds.append(kind)
+            }
+            configuration.disruptions = kinds
+        } else {
+            configuration.disruptions = DisruptionKind.allCases
+        }
+        var outages: [Duration] = []
+        for text in outage.split(separator: ",") {
+            guard let value = Double(text), value > 0, value <= 600 else { throw fail("--outage \(text): seconds in (0, 600]", .validationFailure) }
+            outages.append(.milliseconds(Int64(value * 1000)))
+        }
+        guard !outages.isEmpty else { throw fail("--outage needs at least one length", .validationFailure) }
+        configuration.outages = outages
+        guard recoveryBound > 0, recoveryBound <= 600 else { throw fail("--recovery-bound must be in (0, 600] seconds", .validationFailure) }
+        configuration.recoveryBound = .milliseconds(Int64(recoveryBound * 1000))
+        guard deadline > 0, deadline <= 600 else { throw fail("--deadline must be in (0, 600] seconds", .validationFailure) }
+        configuration.deadline = .milliseconds(Int64(deadline * 1000))
+        configuration.stateRoot = stateRoot
+        if let applySplit {
+            let words = applySplit.split(separator: " ")
+            let prefixes = words.dropFirst().flatMap { $0.split(separator: ",") }.map(String.init)
+            guard words.count == 2, let mode = Profile.Split.Mode(rawValue: String(words[0])),
+                  !prefixes.isEmpty, prefixes.allSatisfy({ Profile.isIPv4Prefix($0) }) else {
+                throw fail("--apply-split \(applySplit): use \"include|exclude a.b.c.d/len[,...]\"", .validationFailure)
+            }
+            guard parsed.split != nil else { throw fail("--apply-split needs a profile with a split", .validationFailure) }
+            configuration.appliedSplit = Profile.Split(mode: mode, prefixes: prefixes)
+        }
+        try await Self.execute(configuration, out: out, common: common)
+    }
+
+    static func engineKind(_ name: String?, profile: Profile) throws -> EngineKind {
+        guard let name else { return EngineKind(rawValue: profile.tunnelProtocol.rawValue) ?? .iodine }
+        guard let value = EngineKind(rawValue: name) else {
+            throw fail("--engine \(name): use iodine, openvpn, wireguard or command", .validationFailure)
+        }
+        return value
+    }
+
+    /// Preflight, run under the signal trap, write resilience.json/.md (also when interrupted).
+    static func execute(_ configuration: ResilienceConfiguration, out: String?, common: CommonOptions) async throws {
+        do {
+            try Resilience.preflight(configuration)
+        } catch {
+            let code: ExitCode = switch error.code {
+            case .notRoot: Exit.noPermission
+            case .invalidProfile: Exit.badInput
+            default: Exit.environment
+            }
+            throw fail(error.message, code)
+        }
+        let started = Date()
+        let runID = ReportWriter.runID(kind: "resilience", date: started)
+        let info = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: hostName(), seed: configuration.seed,
+                           startedAt: ReportWriter.timestamp(started))
+        let directory = out ?? "reports/\(runID)"
+        var configuration = configuration
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            configuration.directory = URL(fileURLWithPath: directory).standardizedFileURL.path
+        } catch {
+            throw fail("cannot create \(directory): \(error)", Exit.environment)
+        }
+        let frozen = configuration
+        let interruption = Mutex<String?>(nil)
+        let task = Task { () throws(VerifyError) -> ResilienceReport in try await Resilience.run(frozen, run: info) }
+        let trap = SignalTrap { sig in
+            interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" }
+            task.cancel()
+        }
+        let result = await task.result
+        trap.release()
+        var report: ResilienceReport
+        switch result {
+        case .success(let value): report = value
+        case .failure(let error): throw fail("\(error)", Exit.environment)
+        }
+        if let reason = interruption.withLock({ $0 }) {
+            report.run.interruption = reason
+            report.run.complete = false
+            report.verdict = "incomplete"
+        }
+        do {
+            try ReportWriter.write([("resilience.json", try ReportWriter.json(report)), ("resilience.md", report.markdown())], to: directory)
+        } catch {
+            throw fail("\(error)", Exit.environment)
+        }
+        if common.json {
+            print(try ReportWriter.json(report), terminator: "")
+        } else if !common.quiet {
+            print(report.summaryLine + "\nreport: \(directory)/resilience.md")
+        }
+        if interruption.withLock({ $0 }) != nil { throw Exit.interrupted }
+        if report.verdict != "pass" { throw Exit.checksFailed }
+    }
+}
