@@ -58,15 +58,7 @@ public enum Resilience {
     }
 
     static func prepare(_ configuration: ResilienceConfiguration) throws(VerifyError) -> (Engine, Tools) {
-        let engine: Engine
-        do {
-            engine = try Engine.make(configuration.engine, profile: configuration.profile, overrides: configuration.overrides)
-        } catch {
-            throw VerifyError(.invalidProfile, error.description)
-        }
-        let tools = try Tools.locate(engine: (engine.program, engine.package))
-        if configuration.engine == .wireguard { _ = try Host.require("wg", package: "wireguard-tools") }
-        return (engine, tools)
+        try Verifier.prepareEngine(configuration.engine, profile: configuration.profile, overrides: configuration.overrides)
     }
 
     /// Cycles, then scenarios. Cancellation (SIGINT) ends the current step, restores the uplink,

@@ -56,14 +56,19 @@ public enum Verifier {
     }
 
     static func prepare(_ configuration: VerifyConfiguration) throws(VerifyError) -> (Engine, Tools) {
+        try prepareEngine(configuration.engine, profile: configuration.profile, overrides: configuration.overrides)
+    }
+
+    /// The engine's settings checked and every program it needs found (shared with `Resilience`).
+    static func prepareEngine(_ kind: EngineKind, profile: Profile, overrides: EngineOverrides) throws(VerifyError) -> (Engine, Tools) {
         let engine: Engine
         do {
-            engine = try Engine.make(configuration.engine, profile: configuration.profile, overrides: configuration.overrides)
+            engine = try Engine.make(kind, profile: profile, overrides: overrides)
         } catch {
             throw VerifyError(.invalidProfile, error.description)
         }
         let tools = try Tools.locate(engine: (engine.program, engine.package))
-        if configuration.engine == .wireguard { _ = try Host.require("wg", package: "wireguard-tools") }
+        if kind == .wireguard { _ = try Host.require("wg", package: "wireguard-tools") }
         return (engine, tools)
     }
 

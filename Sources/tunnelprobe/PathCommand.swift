@@ -231,6 +231,7 @@ struct PathCommand: AsyncParsableCommand {
         } catch {
             throw fail("\(error)", Exit.environment)
         }
+        renderRunReport(directory: directory, defaultLocation: out == nil)
         if common.json {
             print(try ReportWriter.json(document), terminator: "")
         } else if !common.quiet {

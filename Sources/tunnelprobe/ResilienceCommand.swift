@@ -173,11 +173,8 @@ struct ResilienceCommand: AsyncParsableCommand {
             report.run.complete = false
             report.verdict = "incomplete"
         }
-        do {
-            try ReportWriter.write([("resilience.json", try ReportWriter.json(report)), ("resilience.md", report.markdown())], to: directory)
-        } catch {
-            throw fail("\(error)", Exit.environment)
-        }
+        try writeRunReport([("resilience.json", try ReportWriter.json(report)), ("resilience.md", report.markdown())], to: directory,
+                           defaultLocation: out == nil)
         if common.json {
             print(try ReportWriter.json(report), terminator: "")
         } else if !common.quiet {

@@ -211,9 +211,7 @@ struct ScanCommand: AsyncParsableCommand {
         } catch {
             throw fail("\(error)", Exit.environment)
         }
-        for problem in ReportWriter.renderRun(directory: directory, indexRoot: out == nil ? "reports" : nil) {
-            printErr("tunnelprobe: warning: report rendering: \(problem)")
-        }
+        renderRunReport(directory: directory, defaultLocation: out == nil)
         if common.json {
             print(try ReportWriter.json(document), terminator: "")
         } else if !common.quiet {

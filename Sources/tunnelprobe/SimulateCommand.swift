@@ -119,11 +119,8 @@ struct SimulateCommand: ParsableCommand {
         var report = document
         report.run = info
         let directory = out ?? "reports/\(runID)"
-        do {
-            try ReportWriter.write([("simulate.json", try ReportWriter.json(report)), ("simulate.md", report.markdown())], to: directory)
-        } catch {
-            throw fail("\(error)", Exit.environment)
-        }
+        try writeRunReport([("simulate.json", try ReportWriter.json(report)), ("simulate.md", report.markdown())], to: directory,
+                           defaultLocation: out == nil)
         if common.json {
             print(try ReportWriter.json(report), terminator: "")
         } else if !common.quiet {

@@ -119,11 +119,7 @@ struct TraceCommand: ParsableCommand {
                 }
             }
         }
-        do {
-            try ReportWriter.write(outputs, to: directory)
-        } catch {
-            throw fail("\(error)", Exit.environment)
-        }
+        try writeRunReport(outputs, to: directory, defaultLocation: out == nil)
         outputs.removeAll()
         if common.json {
             print(try ReportWriter.json(document), terminator: "")

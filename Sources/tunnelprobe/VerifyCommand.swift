@@ -206,11 +206,8 @@ struct VerifyCommand: AsyncParsableCommand {
             report.run.complete = false
             report.verdict = "incomplete"
         }
-        do {
-            try ReportWriter.write([("verify.json", try ReportWriter.json(report)), ("verify.md", report.markdown())], to: directory)
-        } catch {
-            throw fail("\(error)", Exit.environment)
-        }
+        try writeRunReport([("verify.json", try ReportWriter.json(report)), ("verify.md", report.markdown())], to: directory,
+                           defaultLocation: out == nil)
         if common.json {
             print(try ReportWriter.json(report), terminator: "")
         } else if !common.quiet {
