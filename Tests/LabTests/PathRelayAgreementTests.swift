@@ -76,7 +76,7 @@ struct PathRelayAgreementTests {
         let path = Process()
         path.executableURL = URL(fileURLWithPath: ScanLabGate.binary)
         path.arguments = ["path", "--resolver", "127.0.0.1:\(relayPort)", "--domain", "probe.test", "--key-file", key,
-                          "--rate", "4000", "--count", "20000", "--tmax", "1", "--seed", "7", "--quiet",
+                          "--rate", "2000", "--count", "20000", "--tmax", "1", "--seed", "7", "--quiet",
                           "--records", work + "/records.jsonl", "--out", work + "/report"]
         path.standardOutput = FileHandle.nullDevice
         path.standardError = FileHandle.nullDevice
