@@ -135,12 +135,15 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire"]),
-        .testTarget(name: "ProbeProtocolTests", dependencies: ["ProbeProtocol", "DNSWire"]),
+        .testTarget(
+            name: "ProbeProtocolTests",
+            dependencies: ["ProbeProtocol", "DNSWire", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .testTarget(
             name: "ProbeServerTests",
             dependencies: ["ProbeServer", "ProbeProtocol", "DNSWire", "ProbeClient", "PathMetrics", "Reports"] + nio
         ),
-        .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports"]),
+        .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports"] + nio),
         .testTarget(name: "PathMetricsTests", dependencies: ["PathMetrics", "ProbeClient"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
         .testTarget(name: "TraceAnalysisTests", dependencies: ["TraceAnalysis", "Capture", "Reports", "DNSWire"]),

@@ -86,11 +86,10 @@ public struct Prober: Sendable {
         self.pacer = pacer
     }
 
-    /// 8 bytes from the system CSPRNG in one call (one getrandom, not eight).
+    /// 8 bytes from the system CSPRNG. Nonces are not seeded on purpose: a rerun with the same seed
+    /// must still ask names no cache has seen.
     public static func nonce() -> [UInt8] {
-        var g = SystemRandomNumberGenerator()
-        let v = g.next()
-        return withUnsafeBytes(of: v) { Array($0) }
+        NoncePool.shared.next()
     }
 
     func message(name: DNSName, type: DNSType) throws(DNSWireError) -> [UInt8] {

@@ -16,8 +16,8 @@ public enum QueryResult: Sendable {
 public final class QueryEngine: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let ownsGroup: Bool
-    private let v4 = NIOLockedValueBox<(any Channel)?>(nil)
-    private let v6 = NIOLockedValueBox<(any Channel)?>(nil)
+    private let v4 = NIOLockedValueBox<Socket?>(nil)
+    private let v6 = NIOLockedValueBox<Socket?>(nil)
     private let seed: UInt64
     private let counters = NIOLockedValueBox(Counters())
 
@@ -37,7 +37,13 @@ public final class QueryEngine: Sendable {
 
     public var counts: Counters { counters.withLockedValue { $0 } }
 
-    private func channel(for v6: Bool) async throws -> any Channel {
+    /// One UDP socket per address family and the dispatcher that owns its queries.
+    private struct Socket: Sendable {
+        var channel: any Channel
+        var dispatcher: Dispatcher
+    }
+
+    private func socket(for v6: Bool) async throws -> Socket {
         let slot = v6 ? self.v6 : self.v4
         if let existing = slot.withLockedValue({ $0 }) { return existing }
         let dispatcher = Dispatcher(seed: seed ^ (v6 ? 0x9E37_79B9_7F4A_7C15 : 0), counters: counters)
@@ -54,22 +60,23 @@ public final class QueryEngine: Sendable {
             .bind(host: v6 ? "::" : "0.0.0.0", port: 0).get()
         return slot.withLockedValue { current in
             if let current { channel.close(promise: nil); return current }
-            current = channel
-            return channel
+            let socket = Socket(channel: channel, dispatcher: dispatcher)
+            current = socket
+            return socket
         }
     }
 
     /// Sends `query` (its first two bytes, the DNS id, are replaced by a free id) and waits for the answer.
     public func query(_ query: [UInt8], to address: SocketAddress, timeout: TimeAmount) async -> QueryResult {
-        let channel: any Channel
+        let socket: Socket
         do {
-            channel = try await self.channel(for: address.isV6)
+            socket = try await self.socket(for: address.isV6)
         } catch {
             return .sendFailed("cannot open a UDP socket: \(error)")
         }
-        let promise = channel.eventLoop.makePromise(of: QueryResult.self)
+        let promise = socket.channel.eventLoop.makePromise(of: QueryResult.self)
         let request = Dispatcher.Request(bytes: query, address: address, timeout: timeout) { promise.succeed($0) }
-        Dispatcher.submit(request, on: channel)
+        socket.dispatcher.submit(request, on: socket.channel.eventLoop)
         return (try? await promise.futureResult.get()) ?? .sendFailed("channel closed")
     }
 
@@ -79,13 +86,14 @@ public final class QueryEngine: Sendable {
     public func send(_ query: [UInt8], to address: SocketAddress, timeout: TimeAmount,
                      completion: @escaping @Sendable (QueryResult) -> Void) {
         let request = Dispatcher.Request(bytes: query, address: address, timeout: timeout, completion: completion)
-        if let channel = (address.isV6 ? v6 : v4).withLockedValue({ $0 }) {
-            Dispatcher.submit(request, on: channel)
+        if let socket = (address.isV6 ? v6 : v4).withLockedValue({ $0 }) {
+            socket.dispatcher.submit(request, on: socket.channel.eventLoop)
             return
         }
         Task {
             do {
-                Dispatcher.submit(request, on: try await self.channel(for: address.isV6))
+                let socket = try await self.socket(for: address.isV6)
+                socket.dispatcher.submit(request, on: socket.channel.eventLoop)
             } catch {
                 completion(.sendFailed("cannot open a UDP socket: \(error)"))
             }
@@ -94,7 +102,7 @@ public final class QueryEngine: Sendable {
 
     public func shutdown() async {
         for slot in [v4, v6] {
-            if let c = slot.withLockedValue({ $0 }) { try? await c.close() }
+            if let socket = slot.withLockedValue({ $0 }) { try? await socket.channel.close() }
         }
         if ownsGroup { try? await group.shutdownGracefully() }
     }
@@ -112,9 +120,8 @@ extension SocketAddress {
 /// Three things keep its cost per query close to a bare sender's: timeouts are checked by one sweep
 /// timer over deadline-ordered queues instead of a timer per query; writes that arrive in one
 /// event-loop tick share one flush (NIO then sends them with one `sendmmsg`).
-final class Dispatcher: ChannelDuplexHandler, @unchecked Sendable {
+final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
-    typealias OutboundIn = AddressedEnvelope<ByteBuffer>
     typealias OutboundOut = AddressedEnvelope<ByteBuffer>
 
     struct Request: @unchecked Sendable {
@@ -160,13 +167,13 @@ final class Dispatcher: ChannelDuplexHandler, @unchecked Sendable {
         self.counters = counters
     }
 
-    /// Hands a request to the dispatcher of `channel`, from any thread.
-    static func submit(_ request: Request, on channel: any Channel) {
-        let loop = channel.eventLoop
+    /// Hands a request over from any thread; `loop` is the channel's event loop. A direct call, not a
+    /// pipeline event: an event is boxed as `Any` and cast back, which cost more than the send itself.
+    func submit(_ request: Request, on loop: any EventLoop) {
         if loop.inEventLoop {
-            channel.pipeline.triggerUserOutboundEvent(request, promise: nil)
+            send(request)
         } else {
-            loop.execute { channel.pipeline.triggerUserOutboundEvent(request, promise: nil) }
+            loop.execute { self.send(request) }
         }
     }
 
@@ -184,9 +191,10 @@ final class Dispatcher: ChannelDuplexHandler, @unchecked Sendable {
         for entry in open.values { entry.completion(.sendFailed("channel closed")) }
     }
 
-    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
-        guard let request = event as? Request else {
-            context.triggerUserOutboundEvent(event, promise: promise)
+    /// Sends one query; runs on the event loop.
+    private func send(_ request: Request) {
+        guard let context else {
+            request.completion(.sendFailed("channel closed"))
             return
         }
         var bytes = request.bytes
@@ -209,8 +217,10 @@ final class Dispatcher: ChannelDuplexHandler, @unchecked Sendable {
         let chosen = key
         let envelope = AddressedEnvelope(remoteAddress: request.address, data: context.channel.allocator.buffer(bytes: bytes))
         let writePromise = context.eventLoop.makePromise(of: Void.self)
-        writePromise.futureResult.whenFailure { [weak self] error in
-            guard let self, let entry = self.pending.removeValue(forKey: chosen) else { return }
+        // A strong capture: the promise completes within the flush, and a weak reference would cost
+        // a side-table allocation per query.
+        writePromise.futureResult.whenFailure { [self] error in
+            guard let entry = pending.removeValue(forKey: chosen) else { return }
             entry.completion(.sendFailed("\(error)"))
         }
         context.write(wrapOutboundOut(envelope), promise: writePromise)
@@ -234,21 +244,26 @@ final class Dispatcher: ChannelDuplexHandler, @unchecked Sendable {
         }
     }
 
+    /// Ends every query past its deadline. The completions run only after the tables are settled:
+    /// a completion may send the next query at once (a closed loop does), and that query's expiry
+    /// must not land in a queue this sweep is about to write back.
     private func expire() {
         let now = NIODeadline.now()
+        var expired: [Pending] = []
         for timeout in Array(expiries.keys) {
             guard var queue = expiries.removeValue(forKey: timeout) else { continue }
             while let head = queue.first, head.deadline <= now {
                 queue.removeFirst()
                 if let entry = pending[head.key], entry.serial == head.serial {
                     pending.removeValue(forKey: head.key)
-                    counters.withLockedValue { $0.timedOut += 1 }
-                    entry.completion(.timeout)
+                    expired.append(entry)
                 }
             }
             // Answered queries leave their expiry behind; drop the queue when nothing is left in it.
             if !queue.isEmpty { expiries[timeout] = queue }
         }
+        if !expired.isEmpty { counters.withLockedValue { $0.timedOut += expired.count } }
+        for entry in expired { entry.completion(.timeout) }
         if pending.isEmpty, expiries.isEmpty {
             sweep?.cancel()
             sweep = nil

@@ -19,8 +19,8 @@ public enum Keystream {
             input[counterIndex + 2] = UInt8(truncatingIfNeeded: block >> 8)
             input[counterIndex + 3] = UInt8(truncatingIfNeeded: block)
             var hmac = key.keyedHMAC
-            hmac.update(data: input)
-            out.append(contentsOf: hmac.finalize())
+            hmac.update(input)
+            hmac.finalize { out.append(contentsOf: $0) }
             block &+= 1
         }
         out.removeLast(out.count - count)
@@ -30,13 +30,15 @@ public enum Keystream {
     /// A truncated HMAC tag over `parts`, the authenticator of every probe and reply.
     public static func tag(key: ProbeKey, _ parts: [UInt8]..., length: Int = ProbeMeta.tagLength) -> [UInt8] {
         var hmac = key.keyedHMAC
-        for part in parts { hmac.update(data: part) }
-        return Array(hmac.finalize().prefix(length))
+        for part in parts { hmac.update(part) }
+        return hmac.finalize { Array($0.prefix(length)) }
     }
 
     /// The first 8 bytes of SHA-256: the digest of what the responder received.
     public static func digest(_ bytes: [UInt8]) -> [UInt8] {
-        Array(SHA256.hash(data: bytes).prefix(8))
+        var hasher = SHA256()
+        bytes.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        return hasher.finalize().withUnsafeBytes { Array($0.prefix(8)) }
     }
 
     /// Constant-time comparison for tags.

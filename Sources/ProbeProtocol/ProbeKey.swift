@@ -7,8 +7,8 @@ import Foundation
 /// `@unchecked Sendable`: `SymmetricKey` is an immutable value that swift-crypto 3 does not mark Sendable.
 public struct ProbeKey: @unchecked Sendable {
     public let symmetricKey: SymmetricKey
-    /// HMAC state after the key block: copied for each tag instead of hashing the padded key again.
-    let keyedHMAC: HMAC<SHA256>
+    /// HMAC-SHA256 with the key's pad blocks already absorbed: copied for each tag.
+    let keyedHMAC: KeyedHMAC
 
     public static let minimumBytes = 16
 
@@ -17,7 +17,7 @@ public struct ProbeKey: @unchecked Sendable {
             throw ProbeKeyError(path: nil, reason: "key is \(bytes.count) bytes; at least \(Self.minimumBytes) are needed")
         }
         symmetricKey = SymmetricKey(data: bytes)
-        keyedHMAC = HMAC<SHA256>(key: symmetricKey)
+        keyedHMAC = KeyedHMAC(key: bytes)
     }
 
     /// Parses the hexadecimal text of a key file.
@@ -41,7 +41,7 @@ public struct ProbeKey: @unchecked Sendable {
             throw ProbeKeyError(path: path, reason: "key is \(bytes.count) bytes; at least \(Self.minimumBytes) are needed")
         }
         symmetricKey = SymmetricKey(data: bytes)
-        keyedHMAC = HMAC<SHA256>(key: symmetricKey)
+        keyedHMAC = KeyedHMAC(key: bytes)
     }
 
     /// Reads a key file.

@@ -93,7 +93,7 @@ public struct ProbeMeta: Hashable, Sendable {
 
     /// The zone is bound into the tag so a probe cannot be replayed under another zone.
     static func tag(body: [UInt8], zone: DNSName, key: ProbeKey) -> [UInt8] {
-        Keystream.tag(key: key, Array(zone.lowercased().description.utf8), body)
+        Keystream.tag(key: key, zone.lowercased().presentationBytes, body)
     }
 
     /// The 48 lowercase base32 characters of the sealed meta block.

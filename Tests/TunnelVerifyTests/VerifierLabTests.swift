@@ -24,23 +24,39 @@ enum VerifyLabGate {
     struct Unavailable: Error, CustomStringConvertible { let reason: String; var description: String { reason } }
 }
 
-/// Every trace a sandbox can leave: namespaces, links and nft tables with the prefix, state, processes.
+/// Every trace a sandbox of this lab can leave: namespaces, links and nft tables with the prefix,
+/// state, processes. Sandboxes of other runs on the same machine (another test process, another
+/// lab) are not counted: a sandbox is this lab's when its saved state names the lab's client
+/// namespace as its caller, or, once the state is gone, when its link is still in that namespace.
 func sandboxLeftovers(labClient: String) async -> [String] {
     var found: [String] = []
-    let namespaces = (try? FileManager.default.contentsOfDirectory(atPath: "/run/netns")) ?? []
-    found += namespaces.filter { $0.hasPrefix(Sandbox.prefix) }.map { "namespace \($0)" }
-    if let links = try? await Host.run(["/usr/sbin/ip", "-n", labClient, "-o", "link", "show"]) {
-        found += links.output.split(separator: "\n").filter { $0.contains(" tpv-") }.map { "link \($0.prefix(40))" }
+    var links: [String] = []
+    if let output = try? await Host.run(["/usr/sbin/ip", "-n", labClient, "-o", "link", "show"]) {
+        links = output.output.split(separator: "\n").map(String.init).filter { $0.contains(" \(Sandbox.prefix)") }
+        found += links.map { "link \($0.prefix(40))" }
     }
     if let tables = try? await Host.run(["/usr/sbin/ip", "netns", "exec", labClient, "nft", "list", "tables"]) {
         found += tables.output.split(separator: "\n").filter { $0.contains("tpv_") }.map { "nft \($0)" }
     }
     let states = (try? FileManager.default.contentsOfDirectory(atPath: Sandbox.defaultStateRoot)) ?? []
-    found += states.map { "state \($0)" }
+    func ours(_ id: String) -> Bool {
+        if states.contains(id) {
+            return SandboxState.load(Sandbox.defaultStateRoot + "/" + id).map { $0.callerNamespace == labClient } ?? true
+        }
+        return links.contains { $0.contains(Sandbox.prefix + id) }
+    }
+    found += states.filter(ours).map { "state \($0)" }
+    let namespaces = (try? FileManager.default.contentsOfDirectory(atPath: "/run/netns")) ?? []
+    found += namespaces.filter { $0.hasPrefix(Sandbox.prefix) && ours(String($0.dropFirst(Sandbox.prefix.count))) }
+        .map { "namespace \($0)" }
     for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
         guard let pid = Int32(entry), let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { continue }
         let line = String(decoding: data.map { $0 == 0 ? 32 : $0 }, as: UTF8.self)
-        if line.contains("-d tpv-") || line.contains("--dev tpv-") || line.contains("wireguard-go -f tpv-") { found.append("process \(pid) \(line)") }
+        guard line.contains("-d tpv-") || line.contains("--dev tpv-") || line.contains("wireguard-go -f tpv-") else { continue }
+        // The sandbox id is what follows the prefix in the device name, up to the next '-'.
+        let device = line.components(separatedBy: Sandbox.prefix).dropFirst().first ?? ""
+        let id = String(device.prefix { $0.isLetter || $0.isNumber })
+        if ours(id) { found.append("process \(pid) \(line)") }
     }
     return found
 }

@@ -193,7 +193,12 @@ public struct DNSName: Hashable, Sendable, CustomStringConvertible {
     /// "\." and "\\", bytes outside printable ASCII become \DDD, so `DNSName(description)`
     /// gives back the same bytes.
     public var description: String {
-        if storage.isEmpty { return "." }
+        String(decoding: presentationBytes, as: UTF8.self)
+    }
+
+    /// The UTF-8 bytes of `description`, without building a String (the probe tag binds them).
+    public var presentationBytes: [UInt8] {
+        if storage.isEmpty { return [UInt8(ascii: ".")] }
         var out: [UInt8] = []
         out.reserveCapacity(storage.count + 8)
         var index = 0
@@ -216,7 +221,7 @@ public struct DNSName: Hashable, Sendable, CustomStringConvertible {
             }
             index += labelLength + 1
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     // MARK: - Case and hierarchy

@@ -1,0 +1,89 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import ProbeClient
+import Testing
+
+/// The query engine against a UDP peer that answers every second query and drops the rest.
+@Suite struct QueryEngineTests {
+    /// Answers every second datagram with the same bytes and the QR bit set.
+    final class HalfAnswering: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = AddressedEnvelope<ByteBuffer>
+        typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+        private var count = 0
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            var envelope = unwrapInboundIn(data)
+            count += 1
+            guard count % 2 == 0, var bytes = envelope.data.readBytes(length: envelope.data.readableBytes), bytes.count >= 12 else { return }
+            bytes[2] |= 0x80
+            context.writeAndFlush(wrapOutboundOut(AddressedEnvelope(remoteAddress: envelope.remoteAddress,
+                                                                   data: context.channel.allocator.buffer(bytes: bytes))),
+                                  promise: nil)
+        }
+    }
+
+    /// A closed loop that sends its next query from inside the completion of the last one, as
+    /// `loadgen` does; `total` queries in all, `window` in flight.
+    final class Loop: Sendable {
+        let engine: QueryEngine
+        let target: SocketAddress
+        let total: Int
+        let state = NIOLockedValueBox((sent: 0, answered: 0, timedOut: 0, done: CheckedContinuation<(Int, Int), Never>?.none))
+
+        init(engine: QueryEngine, target: SocketAddress, total: Int) {
+            self.engine = engine
+            self.target = target
+            self.total = total
+        }
+
+        func next() {
+            let go = state.withLockedValue { s -> Bool in
+                guard s.sent < total else { return false }
+                s.sent += 1
+                return true
+            }
+            guard go else { return }
+            engine.send(Array(repeating: 0, count: 17), to: target, timeout: .milliseconds(30)) { [self] result in
+                let finished = state.withLockedValue { s -> (CheckedContinuation<(Int, Int), Never>, (Int, Int))? in
+                    if case .response = result { s.answered += 1 } else { s.timedOut += 1 }
+                    guard s.answered + s.timedOut == total, let done = s.done else { return nil }
+                    s.done = nil
+                    return (done, (s.answered, s.timedOut))
+                }
+                if let (done, counts) = finished { done.resume(returning: counts) } else { next() }
+            }
+        }
+    }
+
+    /// Every query ends, answered or timed out, even when a timeout's completion sends the next
+    /// query while the engine is still sweeping expired ones (that query's expiry used to be lost,
+    /// and a dropped one then never ended).
+    @Test(.timeLimit(.minutes(1))) func aLoopThatResendsFromTimeoutsEnds() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await DatagramBootstrap(group: group)
+            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(HalfAnswering()) } }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let target = try #require(server.localAddress)
+        let engine = QueryEngine(seed: 3)
+        let loop = Loop(engine: engine, target: target, total: 600)
+        let (answered, timedOut) = await withCheckedContinuation { (done: CheckedContinuation<(Int, Int), Never>) in
+            loop.state.withLockedValue { $0.done = done }
+            for _ in 0..<24 { loop.next() }
+            // A lost query never ends: give up after 20 s (the whole loop needs well under one).
+            group.next().scheduleTask(in: .seconds(20)) {
+                let stuck = loop.state.withLockedValue { s -> (CheckedContinuation<(Int, Int), Never>, (Int, Int))? in
+                    guard let done = s.done else { return nil }
+                    s.done = nil
+                    return (done, (s.answered, s.timedOut))
+                }
+                if let (done, counts) = stuck { done.resume(returning: counts) }
+            }
+        }
+        #expect(answered + timedOut == 600, "\(600 - answered - timedOut) queries never ended")
+        #expect(answered > 200 && timedOut > 200, "answered \(answered), timed out \(timedOut)")
+        #expect(engine.counts.timedOut == timedOut)
+        await engine.shutdown()
+        try await server.close()
+        try await group.shutdownGracefully()
+    }
+}
