@@ -33,22 +33,31 @@ struct DNSQuestionScan {
         case dnsNoQuestion
         /// The question name or its type/class runs past the end, loops or is too long.
         case dnsMalformedQuestion
+
+        /// Position in `allCases`, for counting in an array.
+        var index: Int {
+            switch self {
+            case .dnsTruncatedHeader: 0
+            case .dnsNoQuestion: 1
+            case .dnsMalformedQuestion: 2
+            }
+        }
     }
 
-    /// Scans `bytes`. `labels` receives, per label, its offset in `name` (lower-cased wire form of the
-    /// name, length octets included) and the hash of the suffix starting at that label.
+    /// Scans `bytes` in place (no copy of the name). `labelStarts` receives, per label, the offset of
+    /// its length octet in `bytes` (compression pointers followed), `suffixHashes` the hash of the
+    /// lower-cased suffix of the name starting at that label.
     static func scan(
-        _ bytes: UnsafeRawBufferPointer, name: UnsafeMutableRawBufferPointer,
-        suffixHashes: UnsafeMutableBufferPointer<UInt64>, labelStarts: UnsafeMutableBufferPointer<Int>,
-        into out: inout DNSQuestionScan
+        _ bytes: UnsafeRawBufferPointer, suffixHashes: UnsafeMutableBufferPointer<UInt64>,
+        labelStarts: UnsafeMutableBufferPointer<Int>, into out: inout DNSQuestionScan
     ) -> Failure? {
         guard bytes.count >= 12 else { return .dnsTruncatedHeader }
         out.id = bytes.be16(0)
         out.flags = bytes.be16(2)
         out.questionCount = bytes.be16(4)
         guard out.questionCount > 0 else { return .dnsNoQuestion }
-        // Copy the name in wire form, following compression pointers (RFC 1035 section 4.1.4), each
-        // of which must point backwards; at most 255 octets in all (section 2.3.4).
+        // Walk the name, following compression pointers (RFC 1035 section 4.1.4), each of which must
+        // point backwards; at most 255 octets in all (section 2.3.4).
         var position = 12
         var written = 0
         var labels = 0
@@ -73,11 +82,9 @@ struct DNSQuestionScan {
             }
             guard length <= 63, position + 1 + length <= bytes.count, written + 1 + length < 255,
                   labels < maxLabels else { return .dnsMalformedQuestion }
-            labelStarts[labels] = written
+            labelStarts[labels] = position
             labels += 1
             longest = max(longest, length)
-            UnsafeMutableRawBufferPointer(rebasing: name[written..<(written + 1 + length)])
-                .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[position..<(position + 1 + length)]))
             written += 1 + length
             position += 1 + length
         }
@@ -86,77 +93,80 @@ struct DNSQuestionScan {
         out.qclass = bytes.be16(end + 2)
         out.labelCount = labels
         out.longestLabel = longest
-        lowercaseASCII(UnsafeMutableRawBufferPointer(rebasing: name[0..<written]))
-        // Suffix hashes from the right: suffix(i) = mix(hash(label i), suffix(i + 1)).
+        // Suffix hashes from the right: suffix(i) = mix(hash(label i, lower-cased), suffix(i + 1)).
         var suffix: UInt64 = 0x243f_6a88_85a3_08d3
-        var upper = written
         var i = labels - 1
         while i >= 0 {
             let start = labelStarts[i]
-            suffix = mix(hashBytes(UnsafeRawBufferPointer(rebasing: name[start..<upper])), suffix)
+            suffix = mix(hashLabel(bytes, at: start, count: 1 + Int(bytes[start])), suffix)
             suffixHashes[i] = suffix
-            upper = start
             i -= 1
         }
         out.nameHash = labels == 0 ? suffix : suffixHashes[0]
-        labelStarts[labels] = written
         return nil
     }
 
     /// The suffix hashes `TunnelDomains.knownDomain` needs, from the buffers `scan` just filled, so that
     /// the domain of a name is found again without the name itself.
     mutating func prepareDomainHashes(
-        encodedLabelMin: Int, name: UnsafeMutableRawBufferPointer,
+        encodedLabelMin: Int, bytes: UnsafeRawBufferPointer,
         suffixHashes: UnsafeMutableBufferPointer<UInt64>, labelStarts: UnsafeMutableBufferPointer<Int>
     ) {
         let n = labelCount
         guard n > 0 else { return }
         if longestLabel >= encodedLabelMin {
             var last = -1
-            for i in 0..<n where Int(name[labelStarts[i]]) >= encodedLabelMin { last = i }
+            for i in 0..<n where Int(bytes[labelStarts[i]]) >= encodedLabelMin { last = i }
             let start = last + 1
             tunnelSuffixHash = start < n ? suffixHashes[start] : Self.mix(0, 0)
         }
         shortSuffixHash = suffixHashes[max(0, n - 2)]
     }
 
-    /// ASCII A-Z to a-z eight bytes at a time (RFC 4343: DNS names compare case-insensitively). Label
-    /// length octets are at most 63, below "A", so the wire form can be folded whole.
-    static func lowercaseASCII(_ b: UnsafeMutableRawBufferPointer) {
+    /// The hash of `count` bytes at `offset` (a label with its length octet), ASCII upper case folded
+    /// to lower case in registers (RFC 4343), sixteen bytes per step (not for adversarial
+    /// keys: the tables it keys hold at most what one capture brings).
+    @inline(__always)
+    static func hashLabel(_ b: UnsafeRawBufferPointer, at offset: Int, count: Int) -> UInt64 {
+        var h: UInt64 = 0x9e37_79b9_7f4a_7c15 ^ UInt64(count)
         var i = 0
-        while i + 8 <= b.count {
-            let x = b.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            let low = x & 0x7f7f_7f7f_7f7f_7f7f
-            let atLeastA = low &+ 0x3f3f_3f3f_3f3f_3f3f  // high bit set where byte >= 0x41
-            let aboveZ = low &+ 0x2525_2525_2525_2525  // high bit set where byte >= 0x5b
-            let upper = atLeastA & ~aboveZ & ~x & 0x8080_8080_8080_8080
-            b.storeBytes(of: x | (upper >> 2), toByteOffset: i, as: UInt64.self)
+        // Sixteen bytes per multiplication (the wyhash step: both halves in one 64x64-bit product).
+        while i + 16 <= count {
+            let a = lowercased(b.loadUnaligned(fromByteOffset: offset + i, as: UInt64.self))
+            let c = lowercased(b.loadUnaligned(fromByteOffset: offset + i + 8, as: UInt64.self))
+            let product = (a ^ 0xa076_1d64_78bd_642f).multipliedFullWidth(by: c ^ h)
+            h = product.high ^ product.low
+            i += 16
+        }
+        if i + 8 <= count {
+            h = mix(h, lowercased(b.loadUnaligned(fromByteOffset: offset + i, as: UInt64.self)))
             i += 8
         }
-        while i < b.count {
-            let c = b[i]
-            if c >= 0x41 && c <= 0x5a { b[i] = c | 0x20 }
-            i += 1
-        }
-    }
-
-    /// A fast 64-bit hash of a short byte string (eight bytes per step, length folded in). Not for
-    /// adversarial keys: the tables it keys hold at most what one capture brings.
-    static func hashBytes(_ b: UnsafeRawBufferPointer) -> UInt64 {
-        var h: UInt64 = 0x9e37_79b9_7f4a_7c15 ^ UInt64(b.count)
-        var i = 0
-        while i + 8 <= b.count {
-            h = mix(h, b.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-            i += 8
-        }
+        let rest = count - i
         var tail: UInt64 = 0
-        var shift: UInt64 = 0
-        while i < b.count {
-            tail |= UInt64(b[i]) << shift
-            shift += 8
-            i += 1
+        if rest > 0 {
+            if offset + i + 8 <= b.count {  // one load, the bytes past the label masked off (little-endian)
+                tail = lowercased(b.loadUnaligned(fromByteOffset: offset + i, as: UInt64.self)) & (~UInt64(0) >> UInt64(64 - 8 * rest))
+            } else {
+                var shift: UInt64 = 0
+                while i < count {
+                    tail |= UInt64(b[offset + i]) << shift
+                    shift += 8
+                    i += 1
+                }
+                tail = lowercased(tail)
+            }
         }
         return mix(h, tail)
+    }
+
+    /// ASCII A-Z to a-z in the eight bytes of `x` (SWAR: the high bit of each byte marks a letter).
+    @inline(__always) static func lowercased(_ x: UInt64) -> UInt64 {
+        let low = x & 0x7f7f_7f7f_7f7f_7f7f
+        let atLeastA = low &+ 0x3f3f_3f3f_3f3f_3f3f  // high bit set where byte >= 0x41
+        let aboveZ = low &+ 0x2525_2525_2525_2525  // high bit set where byte >= 0x5b
+        let upper = atLeastA & ~aboveZ & ~x & 0x8080_8080_8080_8080
+        return x | (upper >> 2)
     }
 
     @inline(__always) static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
@@ -173,18 +183,15 @@ extension UnsafeRawBufferPointer {
 
 /// The buffers one question scan writes into, allocated once per analyzer.
 final class QuestionScratch: @unchecked Sendable {
-    let name = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 8)
     let suffixHashes = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
     let labelStarts = UnsafeMutableBufferPointer<Int>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
 
     init() {
-        name.initializeMemory(as: UInt8.self, repeating: 0)
         suffixHashes.initialize(repeating: 0)
         labelStarts.initialize(repeating: 0)
     }
 
     deinit {
-        name.deallocate()
         suffixHashes.deallocate()
         labelStarts.deallocate()
     }

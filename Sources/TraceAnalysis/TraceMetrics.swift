@@ -30,11 +30,12 @@ struct TraceMetrics {
 
     /// RTT in microseconds, 1 us to 60 s, three significant digits (HdrHistogram: 0.1% value precision).
     mutating func recordRTT(nanoseconds: Int64) {
-        if rtt == nil {
-            rtt = Histogram<UInt32>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
-        }
         let micros = UInt64(max(1, min(60_000_000, nanoseconds / 1_000)))
-        _ = rtt?.record(micros)
+        // In place: no copy of the histogram (nor a generic nil test) per response.
+        if _fastPath(rtt?.record(micros) != nil) { return }
+        var histogram = Histogram<UInt32>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        _ = histogram.record(micros)
+        rtt = histogram
     }
 
     /// RFC 4737 section 4.1 (Type-P-Reordered): a packet is in order when its sequence number is at least

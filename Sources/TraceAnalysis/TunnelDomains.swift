@@ -23,20 +23,21 @@ struct TunnelDomains {
         self.maxDomains = maxDomains
     }
 
-    /// The domain index for a scanned name; `name` is its lower-cased wire form.
+    /// The domain index for a scanned name; `bytes` is the message `scan` read, with its label offsets
+    /// and suffix hashes.
     mutating func domain(
-        scan: DNSQuestionScan, name: UnsafeMutableRawBufferPointer,
+        scan: DNSQuestionScan, bytes: UnsafeRawBufferPointer,
         suffixHashes: UnsafeMutableBufferPointer<UInt64>, labelStarts: UnsafeMutableBufferPointer<Int>
     ) -> Int32 {
         let n = scan.labelCount
-        if n == 0 { return intern(hash: scan.nameHash, start: 0, name: name, labelStarts: labelStarts, count: 0, tunnel: false) }
+        if n == 0 { return intern(hash: scan.nameHash, start: 0, bytes: bytes, labelStarts: labelStarts, count: 0, tunnel: false) }
         if scan.longestLabel >= encodedLabelMin {
             var last = -1
-            for i in 0..<n where Int(name[labelStarts[i]]) >= encodedLabelMin { last = i }
+            for i in 0..<n where Int(bytes[labelStarts[i]]) >= encodedLabelMin { last = i }
             let start = last + 1
             let hash = start < n ? suffixHashes[start] : DNSQuestionScan.mix(0, 0)
             if hash == lastHash, lastID >= 0 { return lastID }
-            let id = intern(hash: hash, start: start, name: name, labelStarts: labelStarts, count: n, tunnel: true)
+            let id = intern(hash: hash, start: start, bytes: bytes, labelStarts: labelStarts, count: n, tunnel: true)
             if tunnelSuffixes.count < maxDomains, tunnelSuffixes.find(hash) == nil { tunnelSuffixes.insert(hash, id) }
             lastHash = hash
             lastID = id
@@ -48,7 +49,7 @@ struct TunnelDomains {
             }
         }
         let start = max(0, n - 2)
-        return intern(hash: suffixHashes[start], start: start, name: name, labelStarts: labelStarts, count: n, tunnel: false)
+        return intern(hash: suffixHashes[start], start: start, bytes: bytes, labelStarts: labelStarts, count: n, tunnel: false)
     }
 
     /// The domain of a name whose domain is already known, from the hashes `prepareDomainHashes` left in
@@ -70,7 +71,7 @@ struct TunnelDomains {
     }
 
     private mutating func intern(
-        hash: UInt64, start: Int, name: UnsafeMutableRawBufferPointer, labelStarts: UnsafeMutableBufferPointer<Int>,
+        hash: UInt64, start: Int, bytes: UnsafeRawBufferPointer, labelStarts: UnsafeMutableBufferPointer<Int>,
         count: Int, tunnel: Bool
     ) -> Int32 {
         if let id = bySuffixHash.find(hash) {
@@ -86,8 +87,10 @@ struct TunnelDomains {
         }
         var labels: [String] = []
         for i in start..<count {
-            let from = labelStarts[i] + 1, to = labelStarts[i + 1]
-            labels.append(String(decoding: UnsafeRawBufferPointer(rebasing: name[from..<to]), as: UTF8.self))
+            let from = labelStarts[i] + 1, to = from + Int(bytes[labelStarts[i]])
+            // Names compare case-insensitively (RFC 4343): the lower-cased form names the domain.
+            let folded = bytes[from..<to].map { $0 >= 0x41 && $0 <= 0x5a ? $0 | 0x20 : $0 }
+            labels.append(String(decoding: folded, as: UTF8.self))
         }
         let id = Int32(names.count)
         bySuffixHash.insert(hash, id)

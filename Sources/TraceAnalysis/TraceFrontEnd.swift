@@ -1,0 +1,148 @@
+import Capture
+
+/// The per-packet half of the analysis, everything that depends only on the order of packets and not
+/// on transactions: the DNS port filter, DNS over TCP reassembly, the question scan, the resolver and
+/// tunnel-domain tables, and the transaction key with its hash. It turns each decoded packet into
+/// `TraceEvent`s for `TransactionMatcher`; TracePipeline runs it on the reading thread.
+///
+/// Every query gets its domain here, retransmissions included (the matcher learns later that they are
+/// retransmissions). That changes nothing: a name seen again finds the domain it was given or one
+/// that claimed it since, and never adds a domain (TunnelDomains interns on a name's first query).
+struct TraceFrontEnd {
+    struct Endpoint: Hashable {
+        var address: IPAddress
+        var port: UInt16
+
+        /// A cheap 64-bit hash for the resolver index.
+        var hash64: UInt64 {
+            switch address {
+            case .v4(let a): DNSQuestionScan.mix(UInt64(a) << 16 | UInt64(port), 4)
+            case .v6(let hi, let lo): DNSQuestionScan.mix(DNSQuestionScan.mix(hi, lo), UInt64(port))
+            }
+        }
+    }
+
+    let encodedLabelMin: Int
+    let maxResolvers: Int
+    /// `options.dnsPorts` as a bitmap: two lookups per packet.
+    private var dnsPortBits = [UInt64](repeating: 0, count: 1024)
+    private(set) var domains: TunnelDomains
+    private(set) var streams = TCPStreams()
+    private var resolverIndex = HashIndex()
+    private(set) var resolverNames: [Endpoint] = []
+    private var lastEndpoint: Endpoint?
+    private var lastResolver: Int32 = 0
+    /// The latest time handed on in an event: a packet that yields no message only needs a tick after it.
+    private var lastTime: Int64 = .min
+
+    private(set) var dnsMessages = 0
+    private(set) var notDNS = 0
+    private var failures = [Int](repeating: 0, count: DNSQuestionScan.Failure.allCases.count)
+
+    // Scratch buffers for the question scan, allocated once.
+    private let scratch = QuestionScratch()
+
+    init(options: TraceOptions) {
+        encodedLabelMin = options.encodedLabelMin
+        maxResolvers = options.maxResolvers
+        domains = TunnelDomains(encodedLabelMin: options.encodedLabelMin, maxDomains: options.maxDomains)
+        for port in options.dnsPorts { dnsPortBits[Int(port) >> 6] |= 1 << UInt64(port & 63) }
+    }
+
+    /// DNS messages that did not scan, by reason.
+    var dnsUndecoded: [String: Int] {
+        var out: [String: Int] = [:]
+        for (i, failure) in DNSQuestionScan.Failure.allCases.enumerated() where failures[i] > 0 { out[failure.rawValue] = failures[i] }
+        return out
+    }
+
+    @inline(__always) private func isDNSPort(_ port: UInt16) -> Bool {
+        dnsPortBits.withUnsafeBufferPointer { $0[Int(port) >> 6] & (1 << UInt64(port & 63)) != 0 }
+    }
+
+    /// One decoded packet: `emit` receives its DNS messages (none, one, or for TCP several), or a tick
+    /// when it is on a DNS port, carries none, and is later than every event before it.
+    /// `knownDomains`: find a query's domain from its suffix hashes when they name a known one (the
+    /// shortcut of the pipelined reader); false takes the full grouping path every time.
+    @inline(__always)
+    mutating func packet(
+        _ header: PacketHeader, _ payload: UnsafeRawBufferPointer, knownDomains: Bool, _ emit: (TraceEvent) -> Void
+    ) {
+        guard isDNSPort(header.sourcePort) || isDNSPort(header.destinationPort) else {
+            notDNS += 1
+            return
+        }
+        var emitted = false
+        switch header.transport {
+        case .udp:
+            emitted = message(header, payload, knownDomains: knownDomains, emit)
+        case .tcp:
+            // DNS over TCP is rare next to UDP: the messages a segment completes are copied out.
+            var messages: [[UInt8]] = []
+            streams.segment(header, payload) { messages.append(Array($0)) }
+            for m in messages where m.withUnsafeBytes({ message(header, $0, knownDomains: knownDomains, emit) }) { emitted = true }
+        }
+        if !emitted, header.timestampNanos > lastTime {
+            lastTime = header.timestampNanos
+            emit(.tick(header.timestampNanos))
+        }
+    }
+
+    @inline(__always)
+    private mutating func message(
+        _ header: PacketHeader, _ bytes: UnsafeRawBufferPointer, knownDomains: Bool, _ emit: (TraceEvent) -> Void
+    ) -> Bool {
+        var scan = DNSQuestionScan()
+        let suffixHashes = scratch.suffixHashes, labelStarts = scratch.labelStarts
+        if let failure = DNSQuestionScan.scan(bytes, suffixHashes: suffixHashes, labelStarts: labelStarts, into: &scan) {
+            failures[failure.index] += 1
+            return false
+        }
+        dnsMessages += 1
+        let time = header.timestampNanos
+        if time > lastTime { lastTime = time }
+        let key: TransactionKey
+        var domain: Int32 = 0
+        let kind: TraceEvent.Kind
+        if !scan.isResponse {
+            let r = resolver(Endpoint(address: header.destination, port: header.destinationPort))
+            if knownDomains {
+                scan.prepareDomainHashes(encodedLabelMin: encodedLabelMin, bytes: bytes, suffixHashes: suffixHashes, labelStarts: labelStarts)
+            }
+            if knownDomains, let known = domains.knownDomain(scan) {
+                domain = known
+            } else {
+                domain = domains.domain(scan: scan, bytes: bytes, suffixHashes: suffixHashes, labelStarts: labelStarts)
+            }
+            key = TransactionKey(client: header.source, clientPort: header.sourcePort, id: scan.id, resolver: r,
+                                 qtype: scan.qtype, name: scan.nameHash)
+            kind = .query
+        } else {
+            let r = resolver(Endpoint(address: header.source, port: header.sourcePort))
+            key = TransactionKey(client: header.destination, clientPort: header.destinationPort, id: scan.id, resolver: r,
+                                 qtype: scan.qtype, name: scan.nameHash)
+            kind = .response
+        }
+        emit(TraceEvent(kind: kind, flags: scan.flags, domain: domain, size: Int32(truncatingIfNeeded: bytes.count),
+                        time: time, hash: key.hash, key: key))
+        return true
+    }
+
+    private mutating func resolver(_ endpoint: Endpoint) -> Int32 {
+        if endpoint == lastEndpoint { return lastResolver }
+        let index: Int32
+        let hash = endpoint.hash64
+        if let known = resolverIndex.find(hash, where: { resolverNames[Int($0)] == endpoint }) {
+            index = known
+        } else if resolverNames.count < maxResolvers {
+            index = Int32(resolverNames.count)
+            resolverIndex.insert(hash, index)
+            resolverNames.append(endpoint)
+        } else {
+            index = Int32(maxResolvers - 1)  // the last one absorbs the rest (docs/TRACE.md, "Memory")
+        }
+        lastEndpoint = endpoint
+        lastResolver = index
+        return index
+    }
+}

@@ -1,0 +1,219 @@
+import DequeModule
+
+/// The transaction half of the analysis: matches the queries and responses `TraceFrontEnd` extracted
+/// and keeps the aggregates (docs/TRACE.md, "Matching").
+///
+/// A transaction is (client address and port, resolver address and port, DNS id, question name
+/// case-folded, type). A query whose transaction is still pending is a retransmission: it joins the
+/// first query, whose send time the RTT is measured from (as tshark's `dns.time`). The first response
+/// within Tmax answers it; later ones up to Tmax after the query are duplicates. After Tmax a pending
+/// transaction is lost (RFC 7680) and moves to a table of recent losses, so a response up to
+/// `lateWindow` later is counted late.
+///
+/// Memory: transactions live in a send-order ring until Tmax after their query, lost ones until the end
+/// of their late window; aggregates are histograms. Memory follows the query rate times Tmax, never
+/// the number of answered queries.
+struct TransactionMatcher {
+    let options: TraceOptions
+
+    private struct LostExpiry {
+        var at: Int64
+        var key: TransactionKey
+        var serial: UInt64
+    }
+
+    private var window = TransactionWindow()
+    /// Lost transactions in their late window, and the order in which that window ends.
+    private var lost: [TransactionKey: Transaction] = [:]
+    private var lostQueue = Deque<LostExpiry>()
+    private var now: Int64 = .min
+
+    private(set) var resolverMetrics: [TraceMetrics] = []
+    private var groupIndex = HashIndex(capacity: 64)
+    private(set) var groupKeys: [(resolver: Int32, domain: Int32, qtype: UInt16)] = []
+    private(set) var groupMetrics: [TraceMetrics] = []
+    private(set) var domainQueries: [Int] = []
+    /// Per domain: queries for NULL or PRIVATE (iodine), and for TXT; what `kind` needs.
+    private(set) var domainNullQueries: [Int] = []
+    private(set) var domainTXTQueries: [Int] = []
+    private var lastGroupKey: UInt64 = .max
+    private var lastGroup: Int32 = 0
+
+    private(set) var fates = FateRecorder()
+
+    init(options: TraceOptions) {
+        self.options = options
+    }
+
+    /// The memory held right now (transactions pending, recently answered, recently lost).
+    var openTransactions: Int { window.count + lost.count }
+
+    /// Where the reads that warm the cache go, so that the compiler keeps them.
+    private var warmed: UInt64 = 0
+
+    /// A batch of events. The index is larger than the cache: its slots for every lookup in the batch
+    /// and for the transactions about to leave the window are read first, in a tight loop of
+    /// independent loads that the processor overlaps (tens of cache misses in flight instead of one
+    /// at a time while matching).
+    mutating func events(_ events: UnsafeBufferPointer<TraceEvent>) {
+        var sink: UInt64 = 0
+        for e in events { sink &+= window.touch(e.hash) }
+        sink &+= window.touchOldest(events.count)
+        warmed &+= sink
+        for i in events.indices { event(events[i]) }
+    }
+
+    @inline(__always)
+    mutating func event(_ e: TraceEvent) {
+        if e.time > now {
+            now = e.time
+            expire()
+        }
+        switch e.kind {
+        case .tick: return
+        case .query: query(e)
+        case .response: response(e)
+        }
+    }
+
+    private mutating func metricsFor(resolver r: Int32) {
+        while resolverMetrics.count <= Int(r) { resolverMetrics.append(TraceMetrics()) }
+    }
+
+    private mutating func group(resolver: Int32, domain: Int32, qtype: UInt16) -> Int32 {
+        let packed = UInt64(UInt32(bitPattern: resolver)) << 32 | UInt64(UInt16(truncatingIfNeeded: domain)) << 16 | UInt64(qtype)
+        if packed == lastGroupKey { return lastGroup }
+        if let known = groupIndex.find(packed) {
+            lastGroupKey = packed
+            lastGroup = known
+            return known
+        }
+        guard groupKeys.count < options.maxGroups else { return Int32(options.maxGroups - 1) }
+        let index = Int32(groupKeys.count)
+        groupIndex.insert(packed, index)
+        groupKeys.append((resolver, domain, qtype))
+        groupMetrics.append(TraceMetrics())
+        return index
+    }
+
+    private mutating func query(_ e: TraceEvent) {
+        let size = Int(e.size)
+        let r = e.key.resolver
+        if Int(r) >= resolverMetrics.count { metricsFor(resolver: r) }
+        if let serial = window.find(e.key, hash: e.hash) {
+            let known = window[serial]
+            if known.state == .pending {
+                // Same id and question while unanswered: a retransmission joins the first query (as tshark).
+                resolverMetrics[Int(r)].retransmissions += 1
+                groupMetrics[Int(known.group)].retransmissions += 1
+                return
+            }
+            window.retire(serial)  // the id and question are reused by a new transaction
+        }
+        let d = e.domain
+        while Int(d) >= domainQueries.count {
+            domainQueries.append(0)
+            domainNullQueries.append(0)
+            domainTXTQueries.append(0)
+        }
+        let qtype = UInt16(truncatingIfNeeded: e.key.fields >> 16)
+        domainQueries[Int(d)] += 1
+        if qtype == 10 || qtype == 65399 { domainNullQueries[Int(d)] += 1 }
+        if qtype == 16 { domainTXTQueries[Int(d)] += 1 }
+        let g = group(resolver: r, domain: d, qtype: qtype)
+        let serial = window.nextSerial
+        let fate = options.recordFates ? fates.query(resolver: r, domain: d, sent: e.time, size: size) : -1
+        let transaction = Transaction(serial: serial, sent: e.time, group: g,
+                                      resolverSequence: resolverMetrics[Int(r)].takeSequence(),
+                                      groupSequence: groupMetrics[Int(g)].takeSequence(), fate: fate)
+        window.append(e.key, hash: e.hash, transaction)
+        resolverMetrics[Int(r)].queries += 1
+        resolverMetrics[Int(r)].querySizes.record(size)
+        groupMetrics[Int(g)].queries += 1
+        groupMetrics[Int(g)].querySizes.record(size)
+    }
+
+    private mutating func response(_ e: TraceEvent) {
+        let size = Int(e.size)
+        let r = e.key.resolver
+        if Int(r) >= resolverMetrics.count { metricsFor(resolver: r) }
+        if let serial = window.find(e.key, hash: e.hash) {
+            var t = window[serial]
+            if t.state == .pending {
+                let rtt = e.time - t.sent
+                update(r, t.group) { m in
+                    m.answered += 1
+                    m.responseSizes.record(size)
+                    m.rcodes[Int(e.rcode)] += 1
+                    if e.truncated { m.truncated += 1 }
+                }
+                // The RTT goes into the group's histogram only; a resolver's is the sum of its groups' at
+                // report time (one HdrHistogram record per response), except for the group that absorbs
+                // the overflow of several resolvers (`maxGroups`), recorded in the resolver's own.
+                groupMetrics[Int(t.group)].recordRTT(nanoseconds: rtt)
+                if Int(t.group) == options.maxGroups - 1 { resolverMetrics[Int(r)].recordRTT(nanoseconds: rtt) }
+                resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
+                groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
+                if t.fate >= 0 { fates.delivered(t.fate, delay: rtt) }
+                t.state = .answered
+                window[serial] = t
+            } else {
+                update(r, t.group) { $0.duplicates += 1 }
+                if t.fate >= 0 { fates.copy(t.fate) }
+            }
+        } else if !lost.isEmpty, var t = lost[e.key] {
+            if t.state == .lost {
+                update(r, t.group) { m in
+                    m.late += 1
+                    m.responseSizes.record(size)
+                    m.rcodes[Int(e.rcode)] += 1
+                    if e.truncated { m.truncated += 1 }
+                }
+                resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
+                groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
+                t.state = .late
+                lost[e.key] = t
+            } else {
+                update(r, t.group) { $0.duplicates += 1 }
+            }
+        } else {
+            resolverMetrics[Int(r)].unmatchedResponses += 1
+        }
+    }
+
+    @inline(__always) private mutating func update(_ r: Int32, _ g: Int32, _ change: (inout TraceMetrics) -> Void) {
+        change(&resolverMetrics[Int(r)])
+        change(&groupMetrics[Int(g)])
+    }
+
+    /// Ends the Tmax window of transactions sent more than Tmax ago (pending ones are lost, RFC 7680;
+    /// answered ones are forgotten, so a duplicate is recognised until Tmax after its query), and the
+    /// late window of lost ones.
+    private mutating func expire(final: Bool = false) {
+        while let sent = window.oldestSent, final || sent + options.tmaxNanos < now {
+            guard let entry = window.removeOldest() else { break }
+            var t = entry.transaction
+            guard t.state == .pending else { continue }
+            loss(t)
+            if !final, entry.indexed {
+                t.state = .lost
+                lost[entry.key] = t
+                lostQueue.append(LostExpiry(at: t.sent + options.tmaxNanos, key: entry.key, serial: t.serial))
+            }
+        }
+        while let head = lostQueue.first, final || head.at + options.lateWindowNanos < now {
+            lostQueue.removeFirst()
+            if lost[head.key]?.serial == head.serial { lost[head.key] = nil }
+        }
+    }
+
+    private mutating func loss(_ t: Transaction) {
+        let r = groupKeys[Int(t.group)].resolver
+        update(r, t.group) { $0.lost += 1 }
+    }
+
+    /// Ends the analysis: every query still waiting is lost (no response by the end of the capture).
+    mutating func finish() {
+        expire(final: true)
+    }
+}
