@@ -180,19 +180,3 @@ extension UnsafeRawBufferPointer {
         UInt16(self[offset]) << 8 | UInt16(self[offset + 1])
     }
 }
-
-/// The buffers one question scan writes into, allocated once per analyzer.
-final class QuestionScratch: @unchecked Sendable {
-    let suffixHashes = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
-    let labelStarts = UnsafeMutableBufferPointer<Int>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
-
-    init() {
-        suffixHashes.initialize(repeating: 0)
-        labelStarts.initialize(repeating: 0)
-    }
-
-    deinit {
-        suffixHashes.deallocate()
-        labelStarts.deallocate()
-    }
-}

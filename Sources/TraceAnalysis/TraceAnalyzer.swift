@@ -47,6 +47,7 @@ public struct TraceAnalyzer {
     /// One decoded packet (also the entry point for live capture and tests). Takes the front end's full
     /// grouping path for every query, none of the pipeline's shortcuts.
     public mutating func packet(_ header: PacketHeader, _ payload: UnsafeRawBufferPointer) {
+        front.own()
         Self.packet(header, payload, front: &front, matcher: &matcher)
     }
 
@@ -74,14 +75,10 @@ public struct TraceAnalyzer {
                                           dns: front.dnsMessages, notDNS: front.notDNS, tcpSegmentsSkipped: front.streams.skipped)
         var total = TraceMetrics()
         var resolvers: [TraceStats] = []
-        var resolverMetrics = matcher.resolverMetrics
         let groupKeys = matcher.groupKeys, groupMetrics = matcher.groupMetrics, domains = front.domains
-        let domainQueries = matcher.domainQueries, domainNullQueries = matcher.domainNullQueries
-        let domainTXTQueries = matcher.domainTXTQueries, resolverNames = front.resolverNames
-        while resolverMetrics.count < resolverNames.count { resolverMetrics.append(TraceMetrics()) }
-        for g in groupKeys.indices where g != options.maxGroups - 1 {
-            resolverMetrics[Int(groupKeys[g].resolver)].addRTT(groupMetrics[g].rtt)
-        }
+        let resolverNames = front.resolverNames
+        let resolverMetrics = matcher.resolverTotals(count: resolverNames.count)
+        let domainQueries = matcher.domainQueries(count: domains.names.count)
         for (i, endpoint) in resolverNames.enumerated() {
             let m = resolverMetrics[i]
             total.merge(m)
@@ -96,10 +93,9 @@ public struct TraceAnalyzer {
             resolvers.append(stats)
         }
         let domainList = domains.names.indices.map { d in
-            TraceReport.Domain(domain: domains.names[d], queries: d < domainQueries.count ? domainQueries[d] : 0,
-                               kind: TraceStatsBuilder.kind(isTunnel: domains.isTunnel[d], queries: d < domainQueries.count ? domainQueries[d] : 0,
-                                                           nullQueries: d < domainNullQueries.count ? domainNullQueries[d] : 0,
-                                                           txtQueries: d < domainTXTQueries.count ? domainTXTQueries[d] : 0))
+            TraceReport.Domain(domain: domains.names[d], queries: domainQueries[d].all,
+                               kind: TraceStatsBuilder.kind(isTunnel: domains.isTunnel[d], queries: domainQueries[d].all,
+                                                           nullQueries: domainQueries[d].null, txtQueries: domainQueries[d].txt))
         }
         let settings = TraceReport.Settings(
             tmaxMs: Double(options.tmaxNanos) / 1e6, lateWindowMs: Double(options.lateWindowNanos) / 1e6,

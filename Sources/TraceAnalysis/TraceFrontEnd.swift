@@ -22,31 +22,92 @@ struct TraceFrontEnd {
         }
     }
 
+    /// The per-packet tables in raw memory: the loop touches them without reference counting or
+    /// copy-on-write checks. Owned by one front end (copied when a copy of it is used, `own()`).
+    final class Buffers: @unchecked Sendable {
+        static let recentLines = 64
+        /// `options.dnsPorts` as a bitmap: two lookups per packet.
+        let portBits = UnsafeMutablePointer<UInt64>.allocate(capacity: 1024)
+        /// The resolvers last looked up (a direct-mapped cache in front of `resolverIndex`).
+        let recentEndpoints = UnsafeMutablePointer<Endpoint>.allocate(capacity: recentLines)
+        let recentResolvers = UnsafeMutablePointer<Int32>.allocate(capacity: recentLines)
+        /// DNS messages that did not scan, by `DNSQuestionScan.Failure.index`.
+        let failures = UnsafeMutablePointer<Int>.allocate(capacity: DNSQuestionScan.Failure.allCases.count)
+        // What one question scan writes.
+        let suffixHashes = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
+        let labelStarts = UnsafeMutableBufferPointer<Int>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
+
+        init() {
+            portBits.initialize(repeating: 0, count: 1024)
+            recentEndpoints.initialize(repeating: Endpoint(address: .v4(0), port: 0), count: Self.recentLines)
+            recentResolvers.initialize(repeating: -1, count: Self.recentLines)
+            failures.initialize(repeating: 0, count: DNSQuestionScan.Failure.allCases.count)
+            suffixHashes.initialize(repeating: 0)
+            labelStarts.initialize(repeating: 0)
+        }
+
+        /// A copy of the state (ports, counts); the cache starts empty.
+        func copy() -> Buffers {
+            let b = Buffers()
+            b.portBits.update(from: portBits, count: 1024)
+            b.failures.update(from: failures, count: DNSQuestionScan.Failure.allCases.count)
+            return b
+        }
+
+        deinit {
+            portBits.deallocate()
+            recentEndpoints.deallocate()
+            recentResolvers.deallocate()
+            failures.deallocate()
+            suffixHashes.deallocate()
+            labelStarts.deallocate()
+        }
+    }
+
     let encodedLabelMin: Int
     let maxResolvers: Int
-    /// `options.dnsPorts` as a bitmap: two lookups per packet.
-    private var dnsPortBits = [UInt64](repeating: 0, count: 1024)
+    private var buffers = Buffers()
+    // The buffers' memory, as plain values the per-packet code reads without touching `buffers`.
+    private var portBits: UnsafeMutablePointer<UInt64>
+    private var recentEndpoints: UnsafeMutablePointer<Endpoint>
+    private var recentResolvers: UnsafeMutablePointer<Int32>
+    private var failures: UnsafeMutablePointer<Int>
+    private var suffixHashes: UnsafeMutableBufferPointer<UInt64>
+    private var labelStarts: UnsafeMutableBufferPointer<Int>
     private(set) var domains: TunnelDomains
     private(set) var streams = TCPStreams()
     private var resolverIndex = HashIndex()
     private(set) var resolverNames: [Endpoint] = []
-    private var lastEndpoint: Endpoint?
-    private var lastResolver: Int32 = 0
     /// The latest time handed on in an event: a packet that yields no message only needs a tick after it.
     private var lastTime: Int64 = .min
 
     private(set) var dnsMessages = 0
     private(set) var notDNS = 0
-    private var failures = [Int](repeating: 0, count: DNSQuestionScan.Failure.allCases.count)
-
-    // Scratch buffers for the question scan, allocated once.
-    private let scratch = QuestionScratch()
 
     init(options: TraceOptions) {
         encodedLabelMin = options.encodedLabelMin
         maxResolvers = options.maxResolvers
         domains = TunnelDomains(encodedLabelMin: options.encodedLabelMin, maxDomains: options.maxDomains)
-        for port in options.dnsPorts { dnsPortBits[Int(port) >> 6] |= 1 << UInt64(port & 63) }
+        portBits = buffers.portBits
+        recentEndpoints = buffers.recentEndpoints
+        recentResolvers = buffers.recentResolvers
+        failures = buffers.failures
+        suffixHashes = buffers.suffixHashes
+        labelStarts = buffers.labelStarts
+        for port in options.dnsPorts { portBits[Int(port) >> 6] |= 1 << UInt64(port & 63) }
+    }
+
+    /// Makes the buffers this front end's own when another copy of it shares them (value semantics:
+    /// call before a run of `packet` on a copy that may not be the only one).
+    mutating func own() {
+        guard !isKnownUniquelyReferenced(&buffers) else { return }
+        buffers = buffers.copy()
+        portBits = buffers.portBits
+        recentEndpoints = buffers.recentEndpoints
+        recentResolvers = buffers.recentResolvers
+        failures = buffers.failures
+        suffixHashes = buffers.suffixHashes
+        labelStarts = buffers.labelStarts
     }
 
     /// DNS messages that did not scan, by reason.
@@ -57,7 +118,7 @@ struct TraceFrontEnd {
     }
 
     @inline(__always) private func isDNSPort(_ port: UInt16) -> Bool {
-        dnsPortBits.withUnsafeBufferPointer { $0[Int(port) >> 6] & (1 << UInt64(port & 63)) != 0 }
+        portBits[Int(port) >> 6] & (1 << UInt64(port & 63)) != 0
     }
 
     /// One decoded packet: `emit` receives its DNS messages (none, one, or for TCP several), or a tick
@@ -93,7 +154,6 @@ struct TraceFrontEnd {
         _ header: PacketHeader, _ bytes: UnsafeRawBufferPointer, knownDomains: Bool, _ emit: (TraceEvent) -> Void
     ) -> Bool {
         var scan = DNSQuestionScan()
-        let suffixHashes = scratch.suffixHashes, labelStarts = scratch.labelStarts
         if let failure = DNSQuestionScan.scan(bytes, suffixHashes: suffixHashes, labelStarts: labelStarts, into: &scan) {
             failures[failure.index] += 1
             return false
@@ -123,15 +183,22 @@ struct TraceFrontEnd {
                                  qtype: scan.qtype, name: scan.nameHash)
             kind = .response
         }
-        emit(TraceEvent(kind: kind, flags: scan.flags, domain: domain, size: Int32(truncatingIfNeeded: bytes.count),
-                        time: time, hash: key.hash, key: key))
+        emit(TraceEvent(key: key, domain: domain, time: time, hash: key.hash, size: Int32(truncatingIfNeeded: bytes.count),
+                        flags: scan.flags, kind: kind))
         return true
     }
 
+    @inline(__always)
     private mutating func resolver(_ endpoint: Endpoint) -> Int32 {
-        if endpoint == lastEndpoint { return lastResolver }
-        let index: Int32
         let hash = endpoint.hash64
+        let line = Int(truncatingIfNeeded: hash >> 58)  // 64 lines
+        let recent = recentResolvers[line]
+        if recent >= 0, recentEndpoints[line] == endpoint { return recent }
+        return newResolver(endpoint, hash: hash, line: line)
+    }
+
+    private mutating func newResolver(_ endpoint: Endpoint, hash: UInt64, line: Int) -> Int32 {
+        let index: Int32
         if let known = resolverIndex.find(hash, where: { resolverNames[Int($0)] == endpoint }) {
             index = known
         } else if resolverNames.count < maxResolvers {
@@ -139,10 +206,10 @@ struct TraceFrontEnd {
             resolverIndex.insert(hash, index)
             resolverNames.append(endpoint)
         } else {
-            index = Int32(maxResolvers - 1)  // the last one absorbs the rest (docs/TRACE.md, "Memory")
+            return Int32(maxResolvers - 1)  // the last one absorbs the rest (docs/TRACE.md, "Memory")
         }
-        lastEndpoint = endpoint
-        lastResolver = index
+        recentEndpoints[line] = endpoint
+        recentResolvers[line] = index
         return index
     }
 }

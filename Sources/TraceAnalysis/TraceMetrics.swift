@@ -84,6 +84,22 @@ extension TraceMetrics {
         responseSizes.add(o.responseSizes)
     }
 
+    /// Adds a group's counts into its resolver's: everything but reordering (RFC 4737 counts on the
+    /// resolver's own query order, kept apart) and the RTT histogram (`addRTT`).
+    mutating func addCounts(_ o: TraceMetrics) {
+        queries += o.queries
+        retransmissions += o.retransmissions
+        answered += o.answered
+        lost += o.lost
+        late += o.late
+        duplicates += o.duplicates
+        unmatchedResponses += o.unmatchedResponses
+        truncated += o.truncated
+        for i in rcodes.indices { rcodes[i] += o.rcodes[i] }
+        querySizes.add(o.querySizes)
+        responseSizes.add(o.responseSizes)
+    }
+
     /// Adds another RTT histogram (same configuration: the sum is exact, bucket by bucket).
     mutating func addRTT(_ other: Histogram<UInt32>?) {
         guard let other else { return }

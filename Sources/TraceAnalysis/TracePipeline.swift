@@ -80,35 +80,56 @@ final class TracePipeline: @unchecked Sendable {
     }
 
     private func produce() {
-        var decoder = self.decoder
-        var front = self.front
-        var slot = 0
+        // The decoder and the front end live in raw memory for the run: the per-packet closures reach
+        // them through a pointer, without the reference counting a captured variable costs per packet.
+        let decoder = UnsafeMutablePointer<PacketDecoder>.allocate(capacity: 1)
+        decoder.initialize(to: self.decoder)
+        let front = UnsafeMutablePointer<TraceFrontEnd>.allocate(capacity: 1)
+        front.initialize(to: self.front)
+        defer {
+            decoder.deinitialize(count: 1).deallocate()
+            front.deinitialize(count: 1).deallocate()
+        }
+        front.pointee.own()  // the caller's copy still shares the buffers
+        // The batch being filled, also in raw memory (a captured variable would be boxed and retained
+        // per event), holding an unretained reference: `slots` keeps every batch alive.
+        let cursor = UnsafeMutablePointer<Cursor>.allocate(capacity: 1)
+        defer { cursor.deallocate() }
         free.wait()
-        // An unretained reference in the per-event closure: no reference counting per event.
-        var batch = Unmanaged.passUnretained(slots[slot])  // `slots` holds every batch
-        batch._withUnsafeGuaranteedRef { $0.reset() }
+        cursor.initialize(to: Cursor(slot: 0, batch: Unmanaged.passUnretained(slots[0])))
+        cursor.pointee.batch._withUnsafeGuaranteedRef { $0.reset() }
+        // The closures below reach the pipeline without retaining it per packet (it outlives the run).
+        unowned(unsafe) let pipeline = self
         do {
-            try reader.forEachFrame(stop: { self.stopRequested.load(ordering: .relaxed) }) { frame, wireLength, time in
-                decoder.decode(frame, wireLength: wireLength, timestampNanos: time) { header, payload in
-                    front.packet(header, payload, knownDomains: true) { event in
-                        if batch._withUnsafeGuaranteedRef({ $0.isFull }) {
-                            full.signal()
-                            slot = (slot + 1) % Self.slotCount
-                            free.wait()
-                            batch = Unmanaged.passUnretained(slots[slot])
-                            batch._withUnsafeGuaranteedRef { $0.reset() }
-                        }
-                        batch._withUnsafeGuaranteedRef { $0.append(event) }
+            try reader.forEachFrame(stop: { pipeline.stopRequested.load(ordering: .relaxed) }) { frame, wireLength, time in
+                decoder.pointee.decode(frame, wireLength: wireLength, timestampNanos: time) { header, payload in
+                    front.pointee.packet(header, payload, knownDomains: true) { event in
+                        if cursor.pointee.batch._withUnsafeGuaranteedRef({ $0.isFull }) { pipeline.handOver(cursor) }
+                        cursor.pointee.batch._withUnsafeGuaranteedRef { $0.append(event) }
                     }
                 }
             }
         } catch {
             failure = error
         }
-        decoder.finish()
-        self.decoder = decoder
-        self.front = front
-        batch._withUnsafeGuaranteedRef { $0.last = true }
+        decoder.pointee.finish()
+        self.decoder = decoder.pointee
+        self.front = front.pointee
+        cursor.pointee.batch._withUnsafeGuaranteedRef { $0.last = true }
         full.signal()
+    }
+
+    private struct Cursor {
+        var slot: Int
+        var batch: Unmanaged<Batch>
+    }
+
+    /// Hands the full batch to the matching thread and waits for the next free one.
+    private func handOver(_ cursor: UnsafeMutablePointer<Cursor>) {
+        full.signal()
+        cursor.pointee.slot = (cursor.pointee.slot + 1) % Self.slotCount
+        free.wait()
+        cursor.pointee.batch = Unmanaged.passUnretained(slots[cursor.pointee.slot])
+        cursor.pointee.batch._withUnsafeGuaranteedRef { $0.reset() }
     }
 }

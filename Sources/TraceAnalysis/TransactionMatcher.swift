@@ -28,21 +28,28 @@ struct TransactionMatcher {
     private var lostQueue = Deque<LostExpiry>()
     private var now: Int64 = .min
 
-    private(set) var resolverMetrics: [TraceMetrics] = []
+    /// Per resolver: what only the resolver has (reordering on its query order, unmatched responses),
+    /// and the counts of the overflow group. The rest is its groups' sum (`resolverTotals`).
+    private var resolverMetrics: [TraceMetrics] = []
     private var groupIndex = HashIndex(capacity: 64)
     private(set) var groupKeys: [(resolver: Int32, domain: Int32, qtype: UInt16)] = []
     private(set) var groupMetrics: [TraceMetrics] = []
-    private(set) var domainQueries: [Int] = []
-    /// Per domain: queries for NULL or PRIVATE (iodine), and for TXT; what `kind` needs.
-    private(set) var domainNullQueries: [Int] = []
-    private(set) var domainTXTQueries: [Int] = []
-    private var lastGroupKey: UInt64 = .max
-    private var lastGroup: Int32 = 0
+    /// The group that absorbs every resolver x domain x type past `maxGroups`.
+    private let overflowGroup: Int32
+    /// Per domain, the queries of the overflow group (the other groups name their domain): all of them,
+    /// those for NULL or PRIVATE (iodine), and for TXT; what `kind` needs.
+    private var overflowDomainQueries: [Int] = []
+    private var overflowDomainNullQueries: [Int] = []
+    private var overflowDomainTXTQueries: [Int] = []
+    /// The groups last used, by packed key (a direct-mapped cache in front of `groupIndex`).
+    private var recentGroupKeys = [UInt64](repeating: .max, count: 16)
+    private var recentGroups = [Int32](repeating: 0, count: 16)
 
     private(set) var fates = FateRecorder()
 
     init(options: TraceOptions) {
         self.options = options
+        overflowGroup = Int32(options.maxGroups - 1)
     }
 
     /// The memory held right now (transactions pending, recently answered, recently lost).
@@ -82,10 +89,11 @@ struct TransactionMatcher {
 
     private mutating func group(resolver: Int32, domain: Int32, qtype: UInt16) -> Int32 {
         let packed = UInt64(UInt32(bitPattern: resolver)) << 32 | UInt64(UInt16(truncatingIfNeeded: domain)) << 16 | UInt64(qtype)
-        if packed == lastGroupKey { return lastGroup }
+        let line = Int(truncatingIfNeeded: (packed &* 0x9e37_79b9_7f4a_7c15) >> 60)
+        if recentGroupKeys[line] == packed { return recentGroups[line] }
         if let known = groupIndex.find(packed) {
-            lastGroupKey = packed
-            lastGroup = known
+            recentGroupKeys[line] = packed
+            recentGroups[line] = known
             return known
         }
         guard groupKeys.count < options.maxGroups else { return Int32(options.maxGroups - 1) }
@@ -104,33 +112,36 @@ struct TransactionMatcher {
             let known = window[serial]
             if known.state == .pending {
                 // Same id and question while unanswered: a retransmission joins the first query (as tshark).
-                resolverMetrics[Int(r)].retransmissions += 1
-                groupMetrics[Int(known.group)].retransmissions += 1
+                update(r, known.group) { $0.retransmissions += 1 }
                 return
             }
             window.retire(serial)  // the id and question are reused by a new transaction
         }
         let d = e.domain
-        while Int(d) >= domainQueries.count {
-            domainQueries.append(0)
-            domainNullQueries.append(0)
-            domainTXTQueries.append(0)
-        }
         let qtype = UInt16(truncatingIfNeeded: e.key.fields >> 16)
-        domainQueries[Int(d)] += 1
-        if qtype == 10 || qtype == 65399 { domainNullQueries[Int(d)] += 1 }
-        if qtype == 16 { domainTXTQueries[Int(d)] += 1 }
         let g = group(resolver: r, domain: d, qtype: qtype)
+        if g == overflowGroup { overflowQuery(domain: d, qtype: qtype) }
         let serial = window.nextSerial
         let fate = options.recordFates ? fates.query(resolver: r, domain: d, sent: e.time, size: size) : -1
         let transaction = Transaction(serial: serial, sent: e.time, group: g,
                                       resolverSequence: resolverMetrics[Int(r)].takeSequence(),
                                       groupSequence: groupMetrics[Int(g)].takeSequence(), fate: fate)
         window.append(e.key, hash: e.hash, transaction)
-        resolverMetrics[Int(r)].queries += 1
-        resolverMetrics[Int(r)].querySizes.record(size)
-        groupMetrics[Int(g)].queries += 1
-        groupMetrics[Int(g)].querySizes.record(size)
+        update(r, g) { m in
+            m.queries += 1
+            m.querySizes.record(size)
+        }
+    }
+
+    private mutating func overflowQuery(domain d: Int32, qtype: UInt16) {
+        while Int(d) >= overflowDomainQueries.count {
+            overflowDomainQueries.append(0)
+            overflowDomainNullQueries.append(0)
+            overflowDomainTXTQueries.append(0)
+        }
+        overflowDomainQueries[Int(d)] += 1
+        if qtype == 10 || qtype == 65399 { overflowDomainNullQueries[Int(d)] += 1 }
+        if qtype == 16 { overflowDomainTXTQueries[Int(d)] += 1 }
     }
 
     private mutating func response(_ e: TraceEvent) {
@@ -151,7 +162,7 @@ struct TransactionMatcher {
                 // report time (one HdrHistogram record per response), except for the group that absorbs
                 // the overflow of several resolvers (`maxGroups`), recorded in the resolver's own.
                 groupMetrics[Int(t.group)].recordRTT(nanoseconds: rtt)
-                if Int(t.group) == options.maxGroups - 1 { resolverMetrics[Int(r)].recordRTT(nanoseconds: rtt) }
+                if t.group == overflowGroup { resolverMetrics[Int(r)].recordRTT(nanoseconds: rtt) }
                 resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
                 groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
                 if t.fate >= 0 { fates.delivered(t.fate, delay: rtt) }
@@ -181,9 +192,38 @@ struct TransactionMatcher {
         }
     }
 
+    /// Counts go to the group only; a resolver's are the sum of its groups' (`resolverTotals`), except
+    /// for the overflow group, which several resolvers share: its counts go to the resolver as well.
     @inline(__always) private mutating func update(_ r: Int32, _ g: Int32, _ change: (inout TraceMetrics) -> Void) {
-        change(&resolverMetrics[Int(r)])
+        if g == overflowGroup { change(&resolverMetrics[Int(r)]) }
         change(&groupMetrics[Int(g)])
+    }
+
+    /// Per resolver (`count` of them): its own metrics plus its groups' counts and RTTs.
+    func resolverTotals(count: Int) -> [TraceMetrics] {
+        var totals = resolverMetrics
+        while totals.count < count { totals.append(TraceMetrics()) }
+        for g in groupKeys.indices where Int32(g) != overflowGroup {
+            totals[Int(groupKeys[g].resolver)].addCounts(groupMetrics[g])
+            totals[Int(groupKeys[g].resolver)].addRTT(groupMetrics[g].rtt)
+        }
+        return totals
+    }
+
+    /// Per domain (`count` of them): queries, queries for NULL or PRIVATE, queries for TXT.
+    func domainQueries(count: Int) -> [(all: Int, null: Int, txt: Int)] {
+        var out = (0..<count).map { d in
+            d < overflowDomainQueries.count
+                ? (all: overflowDomainQueries[d], null: overflowDomainNullQueries[d], txt: overflowDomainTXTQueries[d])
+                : (all: 0, null: 0, txt: 0)
+        }
+        for g in groupKeys.indices where Int32(g) != overflowGroup {
+            let d = Int(groupKeys[g].domain), q = groupMetrics[g].queries, qtype = groupKeys[g].qtype
+            out[d].all += q
+            if qtype == 10 || qtype == 65399 { out[d].null += q }
+            if qtype == 16 { out[d].txt += q }
+        }
+        return out
     }
 
     /// Ends the Tmax window of transactions sent more than Tmax ago (pending ones are lost, RFC 7680;
