@@ -1,7 +1,8 @@
 /// The parts of a DNS message that transaction matching and grouping need, read in one pass without
 /// allocating: header flags (RFC 1035 section 4.1.1) and the first question (section 4.1.2), its
-/// name hashed case-insensitively (resolvers may echo 0x20-randomised case, RFC draft-vixie-dnsext-dns0x20)
-/// label by label, so that every suffix of the name has a hash too (tunnel-domain grouping).
+/// name hashed case-insensitively (resolvers may echo 0x20-randomised case, RFC draft-vixie-dnsext-dns0x20).
+/// The hash of a suffix of the name (tunnel-domain grouping) is computed when asked for (`suffixHash`):
+/// a response needs none, a query of a known domain two.
 struct DNSQuestionScan {
     static let maxLabels = 128
 
@@ -12,8 +13,14 @@ struct DNSQuestionScan {
     var qclass: UInt16 = 0
     /// Number of labels in the question name (the root is 0).
     var labelCount = 0
-    /// Hash of the whole name, lower-cased.
+    /// Hash of the whole name, lower-cased: `suffixHash(0)`.
     var nameHash: UInt64 = 0
+    /// The name in wire form without its root octet, contiguous: in the message itself when it has no
+    /// compression pointer, else copied into the caller's scratch buffer. Valid while both are.
+    var name: UnsafeRawPointer?
+    var nameLength = 0
+    /// Bytes readable from `name` (whole-word loads may look past the name, never past this).
+    var nameReadable = 0
     /// Length of the longest label, and the index of the last label at least `encodedLabelMin` long.
     var longestLabel = 0
     /// Filled by `prepareDomainHashes`: the hash of the suffix after the last label at least
@@ -44,11 +51,27 @@ struct DNSQuestionScan {
         }
     }
 
-    /// Scans `bytes` in place (no copy of the name). `labelStarts` receives, per label, the offset of
-    /// its length octet in `bytes` (compression pointers followed), `suffixHashes` the hash of the
-    /// lower-cased suffix of the name starting at that label.
+    /// The hash of the suffix of the name from label `i` on (`i == labelCount`: the root). `labelStarts`
+    /// holds the offsets `scan` wrote.
+    @inline(__always)
+    func suffixHash(_ i: Int, labelStarts: UnsafeMutableBufferPointer<Int>) -> UInt64 {
+        guard i < labelCount, let name else { return Self.rootHash }
+        let start = labelStarts[i]
+        return Self.hashLabel(UnsafeRawBufferPointer(start: name, count: nameReadable), at: start, count: nameLength - start)
+    }
+
+    static let rootHash: UInt64 = 0x243f_6a88_85a3_08d3
+
+    /// The length of label `i`.
+    @inline(__always)
+    func labelLength(_ i: Int, labelStarts: UnsafeMutableBufferPointer<Int>) -> Int {
+        Int(name!.load(fromByteOffset: labelStarts[i], as: UInt8.self))
+    }
+
+    /// Scans `bytes` in place. `labelStarts` receives, per label, the offset of its length octet in
+    /// the contiguous name (`name`); `scratch` (256 bytes) holds the name when it is compressed.
     static func scan(
-        _ bytes: UnsafeRawBufferPointer, suffixHashes: UnsafeMutableBufferPointer<UInt64>,
+        _ bytes: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
         labelStarts: UnsafeMutableBufferPointer<Int>, into out: inout DNSQuestionScan
     ) -> Failure? {
         guard bytes.count >= 12 else { return .dnsTruncatedHeader }
@@ -82,7 +105,11 @@ struct DNSQuestionScan {
             }
             guard length <= 63, position + 1 + length <= bytes.count, written + 1 + length < 255,
                   labels < maxLabels else { return .dnsMalformedQuestion }
-            labelStarts[labels] = position
+            if jumps > 0 {  // compressed: gather the labels after the first pointer behind the others
+                UnsafeMutableRawBufferPointer(rebasing: scratch[written..<(written + 1 + length)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[position..<(position + 1 + length)]))
+            }
+            labelStarts[labels] = written
             labels += 1
             longest = max(longest, length)
             written += 1 + length
@@ -93,34 +120,39 @@ struct DNSQuestionScan {
         out.qclass = bytes.be16(end + 2)
         out.labelCount = labels
         out.longestLabel = longest
-        // Suffix hashes from the right: suffix(i) = mix(hash(label i, lower-cased), suffix(i + 1)).
-        var suffix: UInt64 = 0x243f_6a88_85a3_08d3
-        var i = labels - 1
-        while i >= 0 {
-            let start = labelStarts[i]
-            suffix = mix(hashLabel(bytes, at: start, count: 1 + Int(bytes[start])), suffix)
-            suffixHashes[i] = suffix
-            i -= 1
+        out.nameLength = written
+        if jumps == 0 {
+            out.name = bytes.baseAddress.map { UnsafeRawPointer($0) + 12 }
+            out.nameReadable = bytes.count - 12
+        } else {
+            // The labels before the first pointer are still only in the message: copy them too.
+            var p = 12, w = 0
+            while w < written, bytes[p] & 0xc0 != 0xc0 {
+                let n = 1 + Int(bytes[p])
+                UnsafeMutableRawBufferPointer(rebasing: scratch[w..<(w + n)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[p..<(p + n)]))
+                p += n
+                w += n
+            }
+            out.name = UnsafeRawPointer(scratch.baseAddress)
+            out.nameReadable = scratch.count
         }
-        out.nameHash = labels == 0 ? suffix : suffixHashes[0]
+        out.nameHash = out.suffixHash(0, labelStarts: labelStarts)
         return nil
     }
 
-    /// The suffix hashes `TunnelDomains.knownDomain` needs, from the buffers `scan` just filled, so that
-    /// the domain of a name is found again without the name itself.
-    mutating func prepareDomainHashes(
-        encodedLabelMin: Int, bytes: UnsafeRawBufferPointer,
-        suffixHashes: UnsafeMutableBufferPointer<UInt64>, labelStarts: UnsafeMutableBufferPointer<Int>
-    ) {
+    /// The suffix hashes `TunnelDomains.knownDomain` needs, so that the domain of a name is found
+    /// again without the name itself.
+    mutating func prepareDomainHashes(encodedLabelMin: Int, labelStarts: UnsafeMutableBufferPointer<Int>) {
         let n = labelCount
         guard n > 0 else { return }
         if longestLabel >= encodedLabelMin {
             var last = -1
-            for i in 0..<n where Int(bytes[labelStarts[i]]) >= encodedLabelMin { last = i }
+            for i in 0..<n where labelLength(i, labelStarts: labelStarts) >= encodedLabelMin { last = i }
             let start = last + 1
-            tunnelSuffixHash = start < n ? suffixHashes[start] : Self.mix(0, 0)
+            tunnelSuffixHash = start < n ? suffixHash(start, labelStarts: labelStarts) : Self.mix(0, 0)
         }
-        shortSuffixHash = suffixHashes[max(0, n - 2)]
+        shortSuffixHash = suffixHash(max(0, n - 2), labelStarts: labelStarts)
     }
 
     /// The hash of `count` bytes at `offset` (a label with its length octet), ASCII upper case folded

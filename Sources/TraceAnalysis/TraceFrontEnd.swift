@@ -34,7 +34,7 @@ struct TraceFrontEnd {
         /// DNS messages that did not scan, by `DNSQuestionScan.Failure.index`.
         let failures = UnsafeMutablePointer<Int>.allocate(capacity: DNSQuestionScan.Failure.allCases.count)
         // What one question scan writes.
-        let suffixHashes = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
+        let name = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 8)
         let labelStarts = UnsafeMutableBufferPointer<Int>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
 
         init() {
@@ -42,7 +42,7 @@ struct TraceFrontEnd {
             recentEndpoints.initialize(repeating: Endpoint(address: .v4(0), port: 0), count: Self.recentLines)
             recentResolvers.initialize(repeating: -1, count: Self.recentLines)
             failures.initialize(repeating: 0, count: DNSQuestionScan.Failure.allCases.count)
-            suffixHashes.initialize(repeating: 0)
+            name.initializeMemory(as: UInt8.self, repeating: 0)
             labelStarts.initialize(repeating: 0)
         }
 
@@ -59,7 +59,7 @@ struct TraceFrontEnd {
             recentEndpoints.deallocate()
             recentResolvers.deallocate()
             failures.deallocate()
-            suffixHashes.deallocate()
+            name.deallocate()
             labelStarts.deallocate()
         }
     }
@@ -72,7 +72,7 @@ struct TraceFrontEnd {
     private var recentEndpoints: UnsafeMutablePointer<Endpoint>
     private var recentResolvers: UnsafeMutablePointer<Int32>
     private var failures: UnsafeMutablePointer<Int>
-    private var suffixHashes: UnsafeMutableBufferPointer<UInt64>
+    private var name: UnsafeMutableRawBufferPointer
     private var labelStarts: UnsafeMutableBufferPointer<Int>
     private(set) var domains: TunnelDomains
     private(set) var streams = TCPStreams()
@@ -92,7 +92,7 @@ struct TraceFrontEnd {
         recentEndpoints = buffers.recentEndpoints
         recentResolvers = buffers.recentResolvers
         failures = buffers.failures
-        suffixHashes = buffers.suffixHashes
+        name = buffers.name
         labelStarts = buffers.labelStarts
         for port in options.dnsPorts { portBits[Int(port) >> 6] |= 1 << UInt64(port & 63) }
     }
@@ -106,7 +106,7 @@ struct TraceFrontEnd {
         recentEndpoints = buffers.recentEndpoints
         recentResolvers = buffers.recentResolvers
         failures = buffers.failures
-        suffixHashes = buffers.suffixHashes
+        name = buffers.name
         labelStarts = buffers.labelStarts
     }
 
@@ -154,7 +154,7 @@ struct TraceFrontEnd {
         _ header: PacketHeader, _ bytes: UnsafeRawBufferPointer, knownDomains: Bool, _ emit: (TraceEvent) -> Void
     ) -> Bool {
         var scan = DNSQuestionScan()
-        if let failure = DNSQuestionScan.scan(bytes, suffixHashes: suffixHashes, labelStarts: labelStarts, into: &scan) {
+        if let failure = DNSQuestionScan.scan(bytes, scratch: name, labelStarts: labelStarts, into: &scan) {
             failures[failure.index] += 1
             return false
         }
@@ -167,12 +167,12 @@ struct TraceFrontEnd {
         if !scan.isResponse {
             let r = resolver(Endpoint(address: header.destination, port: header.destinationPort))
             if knownDomains {
-                scan.prepareDomainHashes(encodedLabelMin: encodedLabelMin, bytes: bytes, suffixHashes: suffixHashes, labelStarts: labelStarts)
+                scan.prepareDomainHashes(encodedLabelMin: encodedLabelMin, labelStarts: labelStarts)
             }
             if knownDomains, let known = domains.knownDomain(scan) {
                 domain = known
             } else {
-                domain = domains.domain(scan: scan, bytes: bytes, suffixHashes: suffixHashes, labelStarts: labelStarts)
+                domain = domains.domain(scan: scan, labelStarts: labelStarts)
             }
             key = TransactionKey(client: header.source, clientPort: header.sourcePort, id: scan.id, resolver: r,
                                  qtype: scan.qtype, name: scan.nameHash)
