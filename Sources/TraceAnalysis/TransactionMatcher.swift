@@ -27,6 +27,9 @@ struct TransactionMatcher {
     private var lost: [TransactionKey: Transaction] = [:]
     private var lostQueue = Deque<LostExpiry>()
     private var now: Int64 = .min
+    /// `expire` has nothing to do until `now` passes this (the oldest transaction's Tmax, the oldest
+    /// loss's late window): one comparison per event instead of a look at both queues.
+    private var expiryDue: Int64 = .max
 
     /// Per resolver: what only the resolver has (reordering on its query order, unmatched responses),
     /// and the counts of the overflow group. The rest is its groups' sum (`resolverTotals`).
@@ -74,7 +77,7 @@ struct TransactionMatcher {
     mutating func event(_ e: TraceEvent) {
         if e.time > now {
             now = e.time
-            expire()
+            if now > expiryDue { expire() }
         }
         switch e.kind {
         case .tick: return
@@ -127,6 +130,7 @@ struct TransactionMatcher {
                                       resolverSequence: resolverMetrics[Int(r)].takeSequence(),
                                       groupSequence: groupMetrics[Int(g)].takeSequence(), fate: fate)
         window.append(e.key, hash: e.hash, transaction)
+        if window.count == 1 { expiryDue = min(expiryDue, e.time &+ options.tmaxNanos) }
         update(r, g) { m in
             m.queries += 1
             m.querySizes.record(size)
@@ -245,6 +249,8 @@ struct TransactionMatcher {
             lostQueue.removeFirst()
             if lost[head.key]?.serial == head.serial { lost[head.key] = nil }
         }
+        expiryDue = min(window.oldestSent.map { $0 &+ options.tmaxNanos } ?? .max,
+                        lostQueue.first.map { $0.at &+ options.lateWindowNanos } ?? .max)
     }
 
     private mutating func loss(_ t: Transaction) {
