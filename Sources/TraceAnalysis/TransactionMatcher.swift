@@ -238,7 +238,8 @@ struct TransactionMatcher {
             guard let entry = window.removeOldest() else { break }
             var t = entry.transaction
             guard t.state == .pending else { continue }
-            loss(t)
+            // The transaction's own resolver (the key's): the overflow group's owner may be another one.
+            update(entry.key.resolver, t.group) { $0.lost += 1 }
             if !final, entry.indexed {
                 t.state = .lost
                 lost[entry.key] = t
@@ -251,11 +252,6 @@ struct TransactionMatcher {
         }
         expiryDue = min(window.oldestSent.map { $0 &+ options.tmaxNanos } ?? .max,
                         lostQueue.first.map { $0.at &+ options.lateWindowNanos } ?? .max)
-    }
-
-    private mutating func loss(_ t: Transaction) {
-        let r = groupKeys[Int(t.group)].resolver
-        update(r, t.group) { $0.lost += 1 }
     }
 
     /// Ends the analysis: every query still waiting is lost (no response by the end of the capture).
