@@ -146,13 +146,15 @@ struct DNSQuestionScan {
     mutating func prepareDomainHashes(encodedLabelMin: Int, labelStarts: UnsafeMutableBufferPointer<Int>) {
         let n = labelCount
         guard n > 0 else { return }
+        // `knownDomain` reads the tunnel suffix of a name with a long label, the last two labels of others.
         if longestLabel >= encodedLabelMin {
-            var last = -1
-            for i in 0..<n where labelLength(i, labelStarts: labelStarts) >= encodedLabelMin { last = i }
+            var last = n - 1
+            while labelLength(last, labelStarts: labelStarts) < encodedLabelMin { last -= 1 }
             let start = last + 1
             tunnelSuffixHash = start < n ? suffixHash(start, labelStarts: labelStarts) : Self.mix(0, 0)
+        } else {
+            shortSuffixHash = suffixHash(max(0, n - 2), labelStarts: labelStarts)
         }
-        shortSuffixHash = suffixHash(max(0, n - 2), labelStarts: labelStarts)
     }
 
     /// The hash of `count` bytes at `offset` (a label with its length octet), ASCII upper case folded
