@@ -14,17 +14,17 @@ struct TraceEvent {
     var key: TransactionKey
     /// The query's tunnel domain (queries only).
     var domain: Int32
+    /// The DNS message's size in bytes.
+    var size: Int32
     var time: Int64
     /// `key.hash`, computed on the reading thread.
     var hash: UInt64
-    /// The DNS message's size in bytes.
-    var size: Int32
     /// DNS header flags (RFC 1035 section 4.1.1): QR, TC, RCODE.
     var flags: UInt16
     var kind: Kind
 
     static func tick(_ time: Int64) -> TraceEvent {
-        TraceEvent(key: TransactionKey(), domain: 0, time: time, hash: 0, size: 0, flags: 0, kind: .tick)
+        TraceEvent(key: TransactionKey(), domain: 0, size: 0, time: time, hash: 0, flags: 0, kind: .tick)
     }
 
     var truncated: Bool { flags & 0x0200 != 0 }

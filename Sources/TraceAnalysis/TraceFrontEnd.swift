@@ -86,7 +86,7 @@ struct TraceFrontEnd {
 
     init(options: TraceOptions) {
         encodedLabelMin = options.encodedLabelMin
-        maxResolvers = options.maxResolvers
+        maxResolvers = max(1, min(options.maxResolvers, TransactionKey.maxResolvers))
         domains = TunnelDomains(encodedLabelMin: options.encodedLabelMin, maxDomains: options.maxDomains)
         portBits = buffers.portBits
         recentEndpoints = buffers.recentEndpoints
@@ -183,7 +183,7 @@ struct TraceFrontEnd {
                                  qtype: scan.qtype, name: scan.nameHash)
             kind = .response
         }
-        emit(TraceEvent(key: key, domain: domain, time: time, hash: key.hash, size: Int32(truncatingIfNeeded: bytes.count),
+        emit(TraceEvent(key: key, domain: domain, size: Int32(truncatingIfNeeded: bytes.count), time: time, hash: key.hash,
                         flags: scan.flags, kind: kind))
         return true
     }

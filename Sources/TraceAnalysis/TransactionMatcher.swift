@@ -24,7 +24,7 @@ struct TransactionMatcher {
 
     private var window = TransactionWindow()
     /// Lost transactions in their late window, and the order in which that window ends.
-    private var lost: [TransactionKey: Transaction] = [:]
+    private var lost: [TransactionKey: (transaction: Transaction, serial: UInt64)] = [:]
     private var lostQueue = Deque<LostExpiry>()
     private var now: Int64 = .min
     /// `expire` has nothing to do until `now` passes this (the oldest transaction's Tmax, the oldest
@@ -121,12 +121,11 @@ struct TransactionMatcher {
             window.retire(serial)  // the id and question are reused by a new transaction
         }
         let d = e.domain
-        let qtype = UInt16(truncatingIfNeeded: e.key.fields >> 16)
+        let qtype = e.key.qtype
         let g = group(resolver: r, domain: d, qtype: qtype)
         if g == overflowGroup { overflowQuery(domain: d, qtype: qtype) }
-        let serial = window.nextSerial
         let fate = options.recordFates ? fates.query(resolver: r, domain: d, sent: e.time, size: size) : -1
-        let transaction = Transaction(serial: serial, sent: e.time, group: g,
+        let transaction = Transaction(sent: e.time, group: g,
                                       resolverSequence: resolverMetrics[Int(r)].takeSequence(),
                                       groupSequence: groupMetrics[Int(g)].takeSequence(), fate: fate)
         window.append(e.key, hash: e.hash, transaction)
@@ -176,7 +175,8 @@ struct TransactionMatcher {
                 update(r, t.group) { $0.duplicates += 1 }
                 if t.fate >= 0 { fates.copy(t.fate) }
             }
-        } else if !lost.isEmpty, var t = lost[e.key] {
+        } else if !lost.isEmpty, let known = lost[e.key] {
+            var t = known.transaction
             if t.state == .lost {
                 update(r, t.group) { m in
                     m.late += 1
@@ -187,7 +187,7 @@ struct TransactionMatcher {
                 resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
                 groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
                 t.state = .late
-                lost[e.key] = t
+                lost[e.key] = (t, known.serial)
             } else {
                 update(r, t.group) { $0.duplicates += 1 }
             }
@@ -235,15 +235,15 @@ struct TransactionMatcher {
     /// late window of lost ones.
     private mutating func expire(final: Bool = false) {
         while let sent = window.oldestSent, final || sent + options.tmaxNanos < now {
-            guard let entry = window.removeOldest() else { break }
+            guard let (entry, serial) = window.removeOldest() else { break }
             var t = entry.transaction
             guard t.state == .pending else { continue }
             // The transaction's own resolver (the key's): the overflow group's owner may be another one.
             update(entry.key.resolver, t.group) { $0.lost += 1 }
             if !final, entry.indexed {
                 t.state = .lost
-                lost[entry.key] = t
-                lostQueue.append(LostExpiry(at: t.sent + options.tmaxNanos, key: entry.key, serial: t.serial))
+                lost[entry.key] = (t, serial)
+                lostQueue.append(LostExpiry(at: t.sent + options.tmaxNanos, key: entry.key, serial: serial))
             }
         }
         while let head = lostQueue.first, final || head.at + options.lateWindowNanos < now {

@@ -2,39 +2,43 @@ import Capture
 import DequeModule
 
 /// A transaction's identity: client address and port, resolver, DNS id, question (name hash, type),
-/// packed into plain integers so that comparing two keys is five integer compares.
+/// packed into four integers (32 bytes) so that comparing two keys is four integer compares.
 struct TransactionKey: Hashable {
+    /// Resolver indexes fit in 15 bits of `fields` (TraceFrontEnd keeps at most this many resolvers).
+    static let maxResolvers = 1 << 15
+
     /// The client address: IPv6 as its two halves; IPv4 in `addressLow` (the version is in `fields`).
     var addressHigh: UInt64 = 0
     var addressLow: UInt64 = 0
-    /// Client port << 48 | DNS id << 32 | qtype << 16 | IP version.
+    /// Client port << 48 | DNS id << 32 | qtype << 16 | resolver << 1 | 1 for IPv6.
     var fields: UInt64 = 0
     var name: UInt64 = 0
-    var resolver: Int32 = 0
 
     init() {}
 
+    var resolver: Int32 { Int32(truncatingIfNeeded: (fields & 0xffff) >> 1) }
+    var qtype: UInt16 { UInt16(truncatingIfNeeded: fields >> 16) }
+
     init(client: IPAddress, clientPort: UInt16, id: UInt16, resolver: Int32, qtype: UInt16, name: UInt64) {
-        let version: UInt64
+        precondition(resolver >= 0 && Int(resolver) < Self.maxResolvers)
+        let v6: UInt64
         switch client {
         case .v4(let a):
             addressLow = UInt64(a)
-            version = 4
+            v6 = 0
         case .v6(let hi, let lo):
             addressHigh = hi
             addressLow = lo
-            version = 6
+            v6 = 1
         }
-        fields = UInt64(clientPort) << 48 | UInt64(id) << 32 | UInt64(qtype) << 16 | version
+        fields = UInt64(clientPort) << 48 | UInt64(id) << 32 | UInt64(qtype) << 16 | UInt64(resolver) << 1 | v6
         self.name = name
-        self.resolver = resolver
     }
 
     /// A 64-bit hash from the fields (the name is already hashed): one multiplication, no hasher
     /// set-up. Equal hashes only cost a key comparison: the index compares whole keys.
     var hash: UInt64 {
-        DNSQuestionScan.mix(name ^ fields.rotated(17), addressLow ^ addressHigh &* 0x9e37_79b9_7f4a_7c15
-                                ^ UInt64(UInt32(bitPattern: resolver)) << 32)
+        DNSQuestionScan.mix(name ^ fields.rotated(17), addressLow ^ addressHigh &* 0x9e37_79b9_7f4a_7c15)
     }
 
     func hash(into hasher: inout Hasher) {
@@ -53,7 +57,6 @@ struct Transaction {
         case late
     }
 
-    var serial: UInt64
     var sent: Int64
     var group: Int32
     var resolverSequence: UInt32
@@ -67,9 +70,9 @@ struct Transaction {
 /// hash table of (hash, serial) pairs: linear probing, backward-shift deletion. Memory follows the
 /// number of queries sent within Tmax, never the capture.
 struct TransactionWindow {
+    /// 64 bytes: a cache line (the hash is recomputed from the key when needed, the serial is the position).
     struct Entry {
         var key: TransactionKey
-        var hash: UInt64
         var transaction: Transaction
         /// False once a new transaction reused the key (the entry then only waits to leave the ring).
         var indexed = true
@@ -115,7 +118,7 @@ struct TransactionWindow {
     /// The same for the index slots of the `count` oldest transactions (the next to leave).
     func touchOldest(_ count: Int) -> UInt64 {
         var sink: UInt64 = 0
-        for k in 0..<min(count, ring.count) { sink &+= touch(ring[k].hash) }
+        for k in 0..<min(count, ring.count) { sink &+= touch(ring[k].key.hash) }
         return sink
     }
 
@@ -141,26 +144,27 @@ struct TransactionWindow {
         set { ring[Int(serial - base)].transaction = newValue }
     }
 
-    /// Appends a transaction (its serial must be `nextSerial`) and indexes it.
+    /// Appends a transaction (its serial is `nextSerial`) and indexes it.
     mutating func append(_ key: TransactionKey, hash: UInt64, _ transaction: Transaction) {
         if (indexedCount + 1) * 2 > slots.count { grow() }
         let tag = Self.tag(hash)
         var i = home(tag: tag)
-        let mask = mask
+        let mask = mask, word = tag << 32 | (nextSerial & 0xffff_ffff)
         slots.withUnsafeMutableBufferPointer { slots in
             while slots[i] != 0 { i = (i + 1) & mask }
-            slots[i] = tag << 32 | (transaction.serial & 0xffff_ffff)
+            slots[i] = word
         }
         indexedCount += 1
-        ring.append(Entry(key: key, hash: hash, transaction: transaction))
+        ring.append(Entry(key: key, transaction: transaction))
     }
 
-    /// Takes the oldest transaction out of the window and the index.
-    mutating func removeOldest() -> Entry? {
+    /// Takes the oldest transaction out of the window and the index; returns it with its serial.
+    mutating func removeOldest() -> (entry: Entry, serial: UInt64)? {
         guard let entry = ring.popFirst() else { return nil }
-        if entry.indexed { unindex(hash: entry.hash, serial: entry.transaction.serial) }
+        let serial = base
+        if entry.indexed { unindex(hash: entry.key.hash, serial: serial) }
         base += 1
-        return entry
+        return (entry, serial)
     }
 
     /// Drops a transaction from the index (a new one reuses its key); it leaves the ring in its turn.
@@ -168,7 +172,7 @@ struct TransactionWindow {
         let i = Int(serial - base)
         guard ring[i].indexed else { return }
         ring[i].indexed = false
-        unindex(hash: ring[i].hash, serial: serial)
+        unindex(hash: ring[i].key.hash, serial: serial)
     }
 
     private mutating func unindex(hash: UInt64, serial: UInt64) {
