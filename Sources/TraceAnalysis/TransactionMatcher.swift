@@ -233,20 +233,20 @@ struct TransactionMatcher {
     /// Ends the Tmax window of transactions sent more than Tmax ago (pending ones are lost, RFC 7680;
     /// answered ones are forgotten, so a duplicate is recognised until Tmax after its query), and the
     /// late window of lost ones.
-    private mutating func expire(final: Bool = false) {
-        while let sent = window.oldestSent, final || sent + options.tmaxNanos < now {
+    private mutating func expire() {
+        while let sent = window.oldestSent, sent + options.tmaxNanos < now {
             guard let (entry, serial) = window.removeOldest() else { break }
             var t = entry.transaction
             guard t.state == .pending else { continue }
             // The transaction's own resolver (the key's): the overflow group's owner may be another one.
             update(entry.key.resolver, t.group) { $0.lost += 1 }
-            if !final, entry.indexed {
+            if entry.indexed {
                 t.state = .lost
                 lost[entry.key] = (t, serial)
                 lostQueue.append(LostExpiry(at: t.sent + options.tmaxNanos, key: entry.key, serial: serial))
             }
         }
-        while let head = lostQueue.first, final || head.at + options.lateWindowNanos < now {
+        while let head = lostQueue.first, head.at + options.lateWindowNanos < now {
             lostQueue.removeFirst()
             if lost[head.key]?.serial == head.serial { lost[head.key] = nil }
         }
@@ -255,7 +255,13 @@ struct TransactionMatcher {
     }
 
     /// Ends the analysis: every query still waiting is lost (no response by the end of the capture).
+    /// The window is emptied in one pass, without taking each transaction out of the index.
     mutating func finish() {
-        expire(final: true)
+        for entry in window.removeAll() where entry.transaction.state == .pending {
+            update(entry.key.resolver, entry.transaction.group) { $0.lost += 1 }
+        }
+        lost.removeAll()
+        lostQueue.removeAll()
+        expiryDue = .max
     }
 }

@@ -167,6 +167,17 @@ struct TransactionWindow {
         return (entry, serial)
     }
 
+    /// Empties the window and the index; returns the transactions, oldest first.
+    mutating func removeAll() -> Deque<Entry> {
+        let entries = ring
+        base += UInt64(ring.count)
+        ring = Deque()
+        slots = [UInt64](repeating: 0, count: 16)
+        mask = 15
+        indexedCount = 0
+        return entries
+    }
+
     /// Drops a transaction from the index (a new one reuses its key); it leaves the ring in its turn.
     mutating func retire(_ serial: UInt64) {
         let i = Int(serial - base)
