@@ -66,8 +66,8 @@ struct Transaction {
 }
 
 /// The transactions inside their Tmax window, in send order (a ring: queries arrive at the tail,
-/// the window closes at the head, responses touch recent entries), indexed by a small open-addressing
-/// hash table of (hash, serial) pairs: linear probing, backward-shift deletion. Memory follows the
+/// the window closes at the head, responses touch recent entries), indexed by an open-addressing
+/// table of 8-byte (tag, serial) words: linear probing, backward-shift deletion. Memory follows the
 /// number of queries sent within Tmax, never the capture.
 struct TransactionWindow {
     /// 64 bytes: a cache line (the hash is recomputed from the key when needed, the serial is the position).
@@ -98,7 +98,6 @@ struct TransactionWindow {
 
     var count: Int { ring.count }
     var nextSerial: UInt64 { base + UInt64(ring.count) }
-    var oldest: Entry? { ring.first }
     /// The send time of the oldest transaction.
     var oldestSent: Int64? { ring.first?.transaction.sent }
 
