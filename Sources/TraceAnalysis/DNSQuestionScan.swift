@@ -2,7 +2,7 @@
 /// allocating: header flags (RFC 1035 section 4.1.1) and the first question (section 4.1.2), its
 /// name hashed case-insensitively (resolvers may echo 0x20-randomised case, RFC draft-vixie-dnsext-dns0x20).
 /// The hash of a suffix of the name (tunnel-domain grouping) is computed when asked for (`suffixHash`):
-/// a response needs none, a query of a known domain two.
+/// a response needs none, a query of a known domain one.
 struct DNSQuestionScan {
     static let maxLabels = 128
 
