@@ -1,7 +1,8 @@
 /// The parts of a DNS message that transaction matching and grouping need, read in one pass without
 /// allocating: header flags (RFC 1035 section 4.1.1) and the first question (section 4.1.2), its
-/// name hashed case-insensitively (resolvers may echo 0x20-randomised case, RFC draft-vixie-dnsext-dns0x20)
-/// label by label, so that every suffix of the name has a hash too (tunnel-domain grouping).
+/// name hashed case-insensitively (resolvers may echo 0x20-randomised case, RFC draft-vixie-dnsext-dns0x20).
+/// The hash of a suffix of the name (tunnel-domain grouping) is computed when asked for (`suffixHash`):
+/// a response needs none, a query of a known domain one.
 struct DNSQuestionScan {
     static let maxLabels = 128
 
@@ -12,8 +13,14 @@ struct DNSQuestionScan {
     var qclass: UInt16 = 0
     /// Number of labels in the question name (the root is 0).
     var labelCount = 0
-    /// Hash of the whole name, lower-cased.
+    /// Hash of the whole name, lower-cased: `suffixHash(0)`.
     var nameHash: UInt64 = 0
+    /// The name in wire form without its root octet, contiguous: in the message itself when it has no
+    /// compression pointer, else copied into the caller's scratch buffer. Valid while both are.
+    var name: UnsafeRawPointer?
+    var nameLength = 0
+    /// Bytes readable from `name` (whole-word loads may look past the name, never past this).
+    var nameReadable = 0
     /// Length of the longest label, and the index of the last label at least `encodedLabelMin` long.
     var longestLabel = 0
     /// Filled by `prepareDomainHashes`: the hash of the suffix after the last label at least
@@ -33,22 +40,47 @@ struct DNSQuestionScan {
         case dnsNoQuestion
         /// The question name or its type/class runs past the end, loops or is too long.
         case dnsMalformedQuestion
+
+        /// Position in `allCases`, for counting in an array.
+        var index: Int {
+            switch self {
+            case .dnsTruncatedHeader: 0
+            case .dnsNoQuestion: 1
+            case .dnsMalformedQuestion: 2
+            }
+        }
     }
 
-    /// Scans `bytes`. `labels` receives, per label, its offset in `name` (lower-cased wire form of the
-    /// name, length octets included) and the hash of the suffix starting at that label.
+    /// The hash of the suffix of the name from label `i` on (`i == labelCount`: the root). `labelStarts`
+    /// holds the offsets `scan` wrote.
+    @inline(__always)
+    func suffixHash(_ i: Int, labelStarts: UnsafeMutableBufferPointer<Int>) -> UInt64 {
+        guard i < labelCount, let name else { return Self.rootHash }
+        let start = labelStarts[i]
+        return Self.hashLabel(UnsafeRawBufferPointer(start: name, count: nameReadable), at: start, count: nameLength - start)
+    }
+
+    static let rootHash: UInt64 = 0x243f_6a88_85a3_08d3
+
+    /// The length of label `i`.
+    @inline(__always)
+    func labelLength(_ i: Int, labelStarts: UnsafeMutableBufferPointer<Int>) -> Int {
+        Int(name!.load(fromByteOffset: labelStarts[i], as: UInt8.self))
+    }
+
+    /// Scans `bytes` in place. `labelStarts` receives, per label, the offset of its length octet in
+    /// the contiguous name (`name`); `scratch` (256 bytes) holds the name when it is compressed.
     static func scan(
-        _ bytes: UnsafeRawBufferPointer, name: UnsafeMutableRawBufferPointer,
-        suffixHashes: UnsafeMutableBufferPointer<UInt64>, labelStarts: UnsafeMutableBufferPointer<Int>,
-        into out: inout DNSQuestionScan
+        _ bytes: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer,
+        labelStarts: UnsafeMutableBufferPointer<Int>, into out: inout DNSQuestionScan
     ) -> Failure? {
         guard bytes.count >= 12 else { return .dnsTruncatedHeader }
         out.id = bytes.be16(0)
         out.flags = bytes.be16(2)
         out.questionCount = bytes.be16(4)
         guard out.questionCount > 0 else { return .dnsNoQuestion }
-        // Copy the name in wire form, following compression pointers (RFC 1035 section 4.1.4), each
-        // of which must point backwards; at most 255 octets in all (section 2.3.4).
+        // Walk the name, following compression pointers (RFC 1035 section 4.1.4), each of which must
+        // point backwards; at most 255 octets in all (section 2.3.4).
         var position = 12
         var written = 0
         var labels = 0
@@ -73,11 +105,13 @@ struct DNSQuestionScan {
             }
             guard length <= 63, position + 1 + length <= bytes.count, written + 1 + length < 255,
                   labels < maxLabels else { return .dnsMalformedQuestion }
+            if jumps > 0 {  // compressed: gather the labels after the first pointer behind the others
+                UnsafeMutableRawBufferPointer(rebasing: scratch[written..<(written + 1 + length)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[position..<(position + 1 + length)]))
+            }
             labelStarts[labels] = written
             labels += 1
             longest = max(longest, length)
-            UnsafeMutableRawBufferPointer(rebasing: name[written..<(written + 1 + length)])
-                .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[position..<(position + 1 + length)]))
             written += 1 + length
             position += 1 + length
         }
@@ -86,77 +120,87 @@ struct DNSQuestionScan {
         out.qclass = bytes.be16(end + 2)
         out.labelCount = labels
         out.longestLabel = longest
-        lowercaseASCII(UnsafeMutableRawBufferPointer(rebasing: name[0..<written]))
-        // Suffix hashes from the right: suffix(i) = mix(hash(label i), suffix(i + 1)).
-        var suffix: UInt64 = 0x243f_6a88_85a3_08d3
-        var upper = written
-        var i = labels - 1
-        while i >= 0 {
-            let start = labelStarts[i]
-            suffix = mix(hashBytes(UnsafeRawBufferPointer(rebasing: name[start..<upper])), suffix)
-            suffixHashes[i] = suffix
-            upper = start
-            i -= 1
+        out.nameLength = written
+        if jumps == 0 {
+            out.name = bytes.baseAddress.map { UnsafeRawPointer($0) + 12 }
+            out.nameReadable = bytes.count - 12
+        } else {
+            // The labels before the first pointer are still only in the message: copy them too.
+            var p = 12, w = 0
+            while w < written, bytes[p] & 0xc0 != 0xc0 {
+                let n = 1 + Int(bytes[p])
+                UnsafeMutableRawBufferPointer(rebasing: scratch[w..<(w + n)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[p..<(p + n)]))
+                p += n
+                w += n
+            }
+            out.name = UnsafeRawPointer(scratch.baseAddress)
+            out.nameReadable = scratch.count
         }
-        out.nameHash = labels == 0 ? suffix : suffixHashes[0]
-        labelStarts[labels] = written
+        out.nameHash = out.suffixHash(0, labelStarts: labelStarts)
         return nil
     }
 
-    /// The suffix hashes `TunnelDomains.knownDomain` needs, from the buffers `scan` just filled, so that
-    /// the domain of a name is found again without the name itself.
-    mutating func prepareDomainHashes(
-        encodedLabelMin: Int, name: UnsafeMutableRawBufferPointer,
-        suffixHashes: UnsafeMutableBufferPointer<UInt64>, labelStarts: UnsafeMutableBufferPointer<Int>
-    ) {
+    /// The suffix hashes `TunnelDomains.knownDomain` needs, so that the domain of a name is found
+    /// again without the name itself.
+    mutating func prepareDomainHashes(encodedLabelMin: Int, labelStarts: UnsafeMutableBufferPointer<Int>) {
         let n = labelCount
         guard n > 0 else { return }
+        // `knownDomain` reads the tunnel suffix of a name with a long label, the last two labels of others.
         if longestLabel >= encodedLabelMin {
-            var last = -1
-            for i in 0..<n where Int(name[labelStarts[i]]) >= encodedLabelMin { last = i }
+            var last = n - 1
+            while labelLength(last, labelStarts: labelStarts) < encodedLabelMin { last -= 1 }
             let start = last + 1
-            tunnelSuffixHash = start < n ? suffixHashes[start] : Self.mix(0, 0)
-        }
-        shortSuffixHash = suffixHashes[max(0, n - 2)]
-    }
-
-    /// ASCII A-Z to a-z eight bytes at a time (RFC 4343: DNS names compare case-insensitively). Label
-    /// length octets are at most 63, below "A", so the wire form can be folded whole.
-    static func lowercaseASCII(_ b: UnsafeMutableRawBufferPointer) {
-        var i = 0
-        while i + 8 <= b.count {
-            let x = b.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            let low = x & 0x7f7f_7f7f_7f7f_7f7f
-            let atLeastA = low &+ 0x3f3f_3f3f_3f3f_3f3f  // high bit set where byte >= 0x41
-            let aboveZ = low &+ 0x2525_2525_2525_2525  // high bit set where byte >= 0x5b
-            let upper = atLeastA & ~aboveZ & ~x & 0x8080_8080_8080_8080
-            b.storeBytes(of: x | (upper >> 2), toByteOffset: i, as: UInt64.self)
-            i += 8
-        }
-        while i < b.count {
-            let c = b[i]
-            if c >= 0x41 && c <= 0x5a { b[i] = c | 0x20 }
-            i += 1
+            tunnelSuffixHash = start < n ? suffixHash(start, labelStarts: labelStarts) : Self.mix(0, 0)
+        } else {
+            shortSuffixHash = suffixHash(max(0, n - 2), labelStarts: labelStarts)
         }
     }
 
-    /// A fast 64-bit hash of a short byte string (eight bytes per step, length folded in). Not for
-    /// adversarial keys: the tables it keys hold at most what one capture brings.
-    static func hashBytes(_ b: UnsafeRawBufferPointer) -> UInt64 {
-        var h: UInt64 = 0x9e37_79b9_7f4a_7c15 ^ UInt64(b.count)
+    /// The hash of `count` bytes at `offset` (a label with its length octet), ASCII upper case folded
+    /// to lower case in registers (RFC 4343), sixteen bytes per step (not for adversarial
+    /// keys: the tables it keys hold at most what one capture brings).
+    @inline(__always)
+    static func hashLabel(_ b: UnsafeRawBufferPointer, at offset: Int, count: Int) -> UInt64 {
+        var h: UInt64 = 0x9e37_79b9_7f4a_7c15 ^ UInt64(count)
         var i = 0
-        while i + 8 <= b.count {
-            h = mix(h, b.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+        // Sixteen bytes per multiplication (the wyhash step: both halves in one 64x64-bit product).
+        while i + 16 <= count {
+            let a = lowercased(b.loadUnaligned(fromByteOffset: offset + i, as: UInt64.self))
+            let c = lowercased(b.loadUnaligned(fromByteOffset: offset + i + 8, as: UInt64.self))
+            let product = (a ^ 0xa076_1d64_78bd_642f).multipliedFullWidth(by: c ^ h)
+            h = product.high ^ product.low
+            i += 16
+        }
+        if i + 8 <= count {
+            h = mix(h, lowercased(b.loadUnaligned(fromByteOffset: offset + i, as: UInt64.self)))
             i += 8
         }
+        let rest = count - i
         var tail: UInt64 = 0
-        var shift: UInt64 = 0
-        while i < b.count {
-            tail |= UInt64(b[i]) << shift
-            shift += 8
-            i += 1
+        if rest > 0 {
+            if offset + i + 8 <= b.count {  // one load, the bytes past the label masked off (little-endian)
+                tail = lowercased(b.loadUnaligned(fromByteOffset: offset + i, as: UInt64.self)) & (~UInt64(0) >> UInt64(64 - 8 * rest))
+            } else {
+                var shift: UInt64 = 0
+                while i < count {
+                    tail |= UInt64(b[offset + i]) << shift
+                    shift += 8
+                    i += 1
+                }
+                tail = lowercased(tail)
+            }
         }
         return mix(h, tail)
+    }
+
+    /// ASCII A-Z to a-z in the eight bytes of `x` (SWAR: the high bit of each byte marks a letter).
+    @inline(__always) static func lowercased(_ x: UInt64) -> UInt64 {
+        let low = x & 0x7f7f_7f7f_7f7f_7f7f
+        let atLeastA = low &+ 0x3f3f_3f3f_3f3f_3f3f  // high bit set where byte >= 0x41
+        let aboveZ = low &+ 0x2525_2525_2525_2525  // high bit set where byte >= 0x5b
+        let upper = atLeastA & ~aboveZ & ~x & 0x8080_8080_8080_8080
+        return x | (upper >> 2)
     }
 
     @inline(__always) static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
@@ -168,24 +212,5 @@ struct DNSQuestionScan {
 extension UnsafeRawBufferPointer {
     @inline(__always) func be16(_ offset: Int) -> UInt16 {
         UInt16(self[offset]) << 8 | UInt16(self[offset + 1])
-    }
-}
-
-/// The buffers one question scan writes into, allocated once per analyzer.
-final class QuestionScratch: @unchecked Sendable {
-    let name = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 8)
-    let suffixHashes = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
-    let labelStarts = UnsafeMutableBufferPointer<Int>.allocate(capacity: DNSQuestionScan.maxLabels + 1)
-
-    init() {
-        name.initializeMemory(as: UInt8.self, repeating: 0)
-        suffixHashes.initialize(repeating: 0)
-        labelStarts.initialize(repeating: 0)
-    }
-
-    deinit {
-        name.deallocate()
-        suffixHashes.deallocate()
-        labelStarts.deallocate()
     }
 }

@@ -30,11 +30,12 @@ struct TraceMetrics {
 
     /// RTT in microseconds, 1 us to 60 s, three significant digits (HdrHistogram: 0.1% value precision).
     mutating func recordRTT(nanoseconds: Int64) {
-        if rtt == nil {
-            rtt = Histogram<UInt32>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
-        }
         let micros = UInt64(max(1, min(60_000_000, nanoseconds / 1_000)))
-        _ = rtt?.record(micros)
+        // In place: no copy of the histogram (nor a generic nil test) per response.
+        if _fastPath(rtt?.record(micros) != nil) { return }
+        var histogram = Histogram<UInt32>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        _ = histogram.record(micros)
+        rtt = histogram
     }
 
     /// RFC 4737 section 4.1 (Type-P-Reordered): a packet is in order when its sequence number is at least
@@ -79,6 +80,22 @@ extension TraceMetrics {
         truncated += o.truncated
         for i in rcodes.indices { rcodes[i] += o.rcodes[i] }
         addRTT(o.rtt)
+        querySizes.add(o.querySizes)
+        responseSizes.add(o.responseSizes)
+    }
+
+    /// Adds a group's counts into its resolver's: everything but reordering (RFC 4737 counts on the
+    /// resolver's own query order, kept apart) and the RTT histogram (`addRTT`).
+    mutating func addCounts(_ o: TraceMetrics) {
+        queries += o.queries
+        retransmissions += o.retransmissions
+        answered += o.answered
+        lost += o.lost
+        late += o.late
+        duplicates += o.duplicates
+        unmatchedResponses += o.unmatchedResponses
+        truncated += o.truncated
+        for i in rcodes.indices { rcodes[i] += o.rcodes[i] }
         querySizes.add(o.querySizes)
         responseSizes.add(o.responseSizes)
     }

@@ -13,7 +13,8 @@ public struct TraceOptions: Sendable, Hashable {
     public var encodedLabelMin = 16
     /// Record the per-query fates for `--export-fates`.
     public var recordFates = false
-    /// Bounds on the number of resolvers, domains and resolver x domain x type groups kept apart.
+    /// Bounds on the number of resolvers (at most 32,768), domains and resolver x domain x type groups
+    /// kept apart.
     public var maxResolvers = 4096
     public var maxDomains = 2048
     public var maxGroups = 8192

@@ -2,79 +2,44 @@ import Capture
 import Foundation
 import Synchronization
 
-/// Reads and decodes a capture file on a thread of its own and hands the decoded packets to the
-/// caller's thread in batches, so that libpcap's reading, the link/IP/UDP decoding and the DNS
-/// question scan of UDP messages on DNS ports run beside the transaction matching (two cores instead
-/// of one). Order is kept: packets reach `body` exactly as `CaptureFileReader.forEachFrame` +
-/// `PacketDecoder.decode` would deliver them on one thread, each with its question scan when it has one.
+/// Runs libpcap's reading, the link/IP/UDP decoding and `TraceFrontEnd` (DNS port filter, TCP
+/// reassembly, question scan, resolver and domain tables) on a thread of its own and hands the
+/// resulting `TraceEvent`s to the caller's thread, which matches transactions: two cores instead of
+/// one. Order is kept: the events reach `body` exactly as `CaptureFileReader.forEachFrame` +
+/// `PacketDecoder.decode` + `TraceFrontEnd.packet` would produce them on one thread.
 ///
-/// The batches form a fixed ring (`slotCount` buffers of `batchPackets` headers and their payloads
-/// copied end to end), recycled as the consumer finishes them: memory is fixed, whatever the file.
-/// The two sides meet once per batch (two semaphores of a single-producer single-consumer ring).
+/// The batches form a fixed ring (`slotCount` arrays of `batchEvents` events), recycled as the consumer
+/// finishes them: memory is fixed, whatever the file. Events carry no packet bytes. The two sides meet
+/// once per batch (two semaphores of a single-producer single-consumer ring).
 final class TracePipeline: @unchecked Sendable {
-    static let batchPackets = 4096
-    static let batchBytes = 1 << 20
+    static let batchEvents = 2048
     static let slotCount = 4
 
-    /// One batch: headers, and payload offsets into one byte buffer. Touched by one side at a time
-    /// (the semaphores hand it over).
+    /// One batch of events. Touched by one side at a time (the semaphores hand it over).
     final class Batch {
         var count = 0
-        var used = 0
         var last = false
-        let headers = UnsafeMutablePointer<PacketHeader>.allocate(capacity: TracePipeline.batchPackets)
-        /// The question scan of each packet (`scanned[i]`: 0 none, 1 scanned, 2 + failure index).
-        let scans = UnsafeMutablePointer<DNSQuestionScan>.allocate(capacity: TracePipeline.batchPackets)
-        let scanned = UnsafeMutablePointer<UInt8>.allocate(capacity: TracePipeline.batchPackets)
-        let starts = UnsafeMutablePointer<Int>.allocate(capacity: TracePipeline.batchPackets + 1)
-        var bytes: UnsafeMutableRawPointer
-        var byteCapacity: Int
-
-        init() {
-            byteCapacity = TracePipeline.batchBytes
-            bytes = .allocate(byteCount: byteCapacity, alignment: 16)
-            starts[0] = 0
-        }
+        let events = UnsafeMutablePointer<TraceEvent>.allocate(capacity: TracePipeline.batchEvents)
 
         deinit {
-            headers.deallocate()
-            scans.deallocate()
-            scanned.deallocate()
-            starts.deallocate()
-            bytes.deallocate()
+            events.deallocate()
         }
 
-        /// Room for one more packet with this payload size.
-        @inline(__always) func fits(_ size: Int) -> Bool {
-            count < TracePipeline.batchPackets && used + size <= byteCapacity
-        }
+        var isFull: Bool { count == TracePipeline.batchEvents }
 
-        @inline(__always) func append(_ header: PacketHeader, _ payload: UnsafeRawBufferPointer, _ outcome: UInt8, _ scan: DNSQuestionScan) {
-            if payload.count > byteCapacity {  // only ever in an empty batch: one payload larger than a batch
-                bytes.deallocate()
-                byteCapacity = payload.count
-                bytes = .allocate(byteCount: byteCapacity, alignment: 16)
-            }
-            (headers + count).initialize(to: header)
-            scanned[count] = outcome
-            if outcome == 1 { (scans + count).initialize(to: scan) }
-            if let base = payload.baseAddress, payload.count > 0 {
-                (bytes + used).copyMemory(from: base, byteCount: payload.count)
-            }
-            used += payload.count
+        @inline(__always) func append(_ event: TraceEvent) {
+            (events + count).initialize(to: event)
             count += 1
-            starts[count] = used
         }
 
         func reset() {
             count = 0
-            used = 0
             last = false
         }
     }
 
     private let reader: CaptureFileReader
-    private let options: TraceOptions
+    private var front: TraceFrontEnd
     private var decoder: PacketDecoder
     private var failure: CaptureError?
     private let slots: [Batch]
@@ -82,20 +47,20 @@ final class TracePipeline: @unchecked Sendable {
     private let full = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
 
-    init(reader: CaptureFileReader, options: TraceOptions) {
+    init(reader: CaptureFileReader, front: TraceFrontEnd) {
         self.reader = reader
-        self.options = options
+        self.front = front
         decoder = PacketDecoder(linkType: reader.linkType)
         slots = (0..<Self.slotCount).map { _ in Batch() }
     }
 
-    /// Runs the reading thread and calls `body` on the caller's thread for every decoded packet (the
-    /// payload is valid during the call). `stop` is asked between batches; once it says so the reader
-    /// stops at its next check and what it already decoded is still delivered. Returns the decoder (its
-    /// counts, after `finish()`) and the read error that ended the file early, if any.
+    /// Runs the reading thread and calls `body` on the caller's thread for every batch of events.
+    /// `stop` is asked between batches; once it says so the reader stops at its next check and what it
+    /// already decoded is still delivered. Returns the decoder (its counts, after `finish()`), the read
+    /// error that ended the file early, if any, and the front end with its tables and counts.
     func run(
-        stop: () -> Bool = { false }, _ body: (PacketHeader, UnsafeRawBufferPointer, UInt8, DNSQuestionScan) -> Void
-    ) -> (decoder: PacketDecoder, error: CaptureError?) {
+        stop: () -> Bool = { false }, _ body: (UnsafeBufferPointer<TraceEvent>) -> Void
+    ) -> (decoder: PacketDecoder, error: CaptureError?, front: TraceFrontEnd) {
         let thread = Thread { [self] in produce() }
         thread.name = "tunnelprobe-read"
         thread.start()
@@ -103,12 +68,7 @@ final class TracePipeline: @unchecked Sendable {
         while true {
             full.wait()
             let batch = slots[slot]
-            let headers = batch.headers, starts = batch.starts, bytes = batch.bytes, scans = batch.scans, scanned = batch.scanned
-            let none = DNSQuestionScan()
-            for i in 0..<batch.count {
-                body(headers[i], UnsafeRawBufferPointer(start: bytes + starts[i], count: starts[i + 1] - starts[i]),
-                     scanned[i], scanned[i] == 1 ? scans[i] : none)
-            }
+            body(UnsafeBufferPointer(start: batch.events, count: batch.count))
             let last = batch.last
             free.signal()
             if last { break }
@@ -116,59 +76,60 @@ final class TracePipeline: @unchecked Sendable {
             if stop() { stopRequested.store(true, ordering: .relaxed) }
         }
         // The last batch was handed over after the reader's final writes (the semaphore orders them).
-        return (decoder, failure)
+        return (decoder, failure, front)
     }
 
     private func produce() {
-        var decoder = self.decoder
-        let scratch = QuestionScratch()
-        let name = scratch.name, suffixHashes = scratch.suffixHashes, labelStarts = scratch.labelStarts
-        // Raw memory and unretained references in the per-packet closure: no reference counting per packet.
-        let portBits = UnsafeMutablePointer<UInt64>.allocate(capacity: 1024)
-        portBits.initialize(repeating: 0, count: 1024)
-        defer { portBits.deallocate() }
-        for port in options.dnsPorts { portBits[Int(port) >> 6] |= 1 << UInt64(port & 63) }
-        let encodedLabelMin = options.encodedLabelMin
-        let failures = DNSQuestionScan.Failure.allCases
-        var slot = 0
+        // The decoder and the front end live in raw memory for the run: the per-packet closures reach
+        // them through a pointer, without the reference counting a captured variable costs per packet.
+        let decoder = UnsafeMutablePointer<PacketDecoder>.allocate(capacity: 1)
+        decoder.initialize(to: self.decoder)
+        let front = UnsafeMutablePointer<TraceFrontEnd>.allocate(capacity: 1)
+        front.initialize(to: self.front)
+        defer {
+            decoder.deinitialize(count: 1).deallocate()
+            front.deinitialize(count: 1).deallocate()
+        }
+        front.pointee.own()  // the caller's copy still shares the buffers
+        // The batch being filled, also in raw memory (a captured variable would be boxed and retained
+        // per event), holding an unretained reference: `slots` keeps every batch alive.
+        let cursor = UnsafeMutablePointer<Cursor>.allocate(capacity: 1)
+        defer { cursor.deallocate() }
         free.wait()
-        var batch = Unmanaged.passUnretained(slots[slot])  // `slots` holds every batch
-        batch._withUnsafeGuaranteedRef { $0.reset() }
+        cursor.initialize(to: Cursor(slot: 0, batch: Unmanaged.passUnretained(slots[0])))
+        cursor.pointee.batch._withUnsafeGuaranteedRef { $0.reset() }
+        // The closures below reach the pipeline without retaining it per packet (it outlives the run).
+        unowned(unsafe) let pipeline = self
         do {
-            try reader.forEachFrame(stop: { self.stopRequested.load(ordering: .relaxed) }) { frame, wireLength, time in
-                decoder.decode(frame, wireLength: wireLength, timestampNanos: time) { header, payload in
-                    if batch._withUnsafeGuaranteedRef({ !$0.fits(payload.count) && $0.count > 0 }) {
-                        full.signal()
-                        slot = (slot + 1) % Self.slotCount
-                        free.wait()
-                        batch = Unmanaged.passUnretained(slots[slot])
-                        batch._withUnsafeGuaranteedRef { $0.reset() }
+            try reader.forEachFrame(stop: { pipeline.stopRequested.load(ordering: .relaxed) }) { frame, wireLength, time in
+                decoder.pointee.decode(frame, wireLength: wireLength, timestampNanos: time) { header, payload in
+                    front.pointee.packet(header, payload, knownDomains: true) { event in
+                        if cursor.pointee.batch._withUnsafeGuaranteedRef({ $0.isFull }) { pipeline.handOver(cursor) }
+                        cursor.pointee.batch._withUnsafeGuaranteedRef { $0.append(event) }
                     }
-                    // The question scan of a UDP message on a DNS port is done here, beside the matching.
-                    var scan = DNSQuestionScan()
-                    var outcome: UInt8 = 0
-                    if header.transport == .udp,
-                       portBits[Int(header.sourcePort) >> 6] & (1 << UInt64(header.sourcePort & 63)) != 0
-                        || portBits[Int(header.destinationPort) >> 6] & (1 << UInt64(header.destinationPort & 63)) != 0 {
-                        if let failure = DNSQuestionScan.scan(payload, name: name, suffixHashes: suffixHashes,
-                                                              labelStarts: labelStarts, into: &scan) {
-                            outcome = 2 + UInt8(failures.firstIndex(of: failure) ?? 0)
-                        } else {
-                            scan.prepareDomainHashes(encodedLabelMin: encodedLabelMin, name: name,
-                                                     suffixHashes: suffixHashes, labelStarts: labelStarts)
-                            outcome = 1
-                        }
-                    }
-                    batch._withUnsafeGuaranteedRef { $0.append(header, payload, outcome, scan) }
                 }
             }
         } catch {
             failure = error
         }
-        withExtendedLifetime(scratch) {}
-        decoder.finish()
-        self.decoder = decoder
-        batch._withUnsafeGuaranteedRef { $0.last = true }
+        decoder.pointee.finish()
+        self.decoder = decoder.pointee
+        self.front = front.pointee
+        cursor.pointee.batch._withUnsafeGuaranteedRef { $0.last = true }
         full.signal()
+    }
+
+    private struct Cursor {
+        var slot: Int
+        var batch: Unmanaged<Batch>
+    }
+
+    /// Hands the full batch to the matching thread and waits for the next free one.
+    private func handOver(_ cursor: UnsafeMutablePointer<Cursor>) {
+        full.signal()
+        cursor.pointee.slot = (cursor.pointee.slot + 1) % Self.slotCount
+        free.wait()
+        cursor.pointee.batch = Unmanaged.passUnretained(slots[cursor.pointee.slot])
+        cursor.pointee.batch._withUnsafeGuaranteedRef { $0.reset() }
     }
 }

@@ -1,25 +1,44 @@
 import Capture
 import DequeModule
 
-/// A transaction's identity: client address and port, resolver, DNS id, question (name hash, type).
+/// A transaction's identity: client address and port, resolver, DNS id, question (name hash, type),
+/// packed into four integers (32 bytes) so that comparing two keys is four integer compares.
 struct TransactionKey: Hashable {
-    var client: IPAddress
-    var clientPort: UInt16
-    var id: UInt16
-    var resolver: Int32
-    var qtype: UInt16
-    var name: UInt64
+    /// Resolver indexes fit in 15 bits of `fields` (TraceFrontEnd keeps at most this many resolvers).
+    static let maxResolvers = 1 << 15
 
-    /// A 64-bit hash from the fields (the name is already hashed): no per-lookup hasher set-up,
-    /// which a table touched twice per packet cannot afford.
-    var hash: UInt64 {
-        let address: UInt64
+    /// The client address: IPv6 as its two halves; IPv4 in `addressLow` (the version is in `fields`).
+    var addressHigh: UInt64 = 0
+    var addressLow: UInt64 = 0
+    /// Client port << 48 | DNS id << 32 | qtype << 16 | resolver << 1 | 1 for IPv6.
+    var fields: UInt64 = 0
+    var name: UInt64 = 0
+
+    init() {}
+
+    var resolver: Int32 { Int32(truncatingIfNeeded: (fields & 0xffff) >> 1) }
+    var qtype: UInt16 { UInt16(truncatingIfNeeded: fields >> 16) }
+
+    init(client: IPAddress, clientPort: UInt16, id: UInt16, resolver: Int32, qtype: UInt16, name: UInt64) {
+        precondition(resolver >= 0 && Int(resolver) < Self.maxResolvers)
+        let v6: UInt64
         switch client {
-        case .v4(let a): address = UInt64(a)
-        case .v6(let hi, let lo): address = DNSQuestionScan.mix(hi, lo)
+        case .v4(let a):
+            addressLow = UInt64(a)
+            v6 = 0
+        case .v6(let hi, let lo):
+            addressHigh = hi
+            addressLow = lo
+            v6 = 1
         }
-        let packed = UInt64(clientPort) << 48 | UInt64(id) << 32 | UInt64(qtype) << 16 | UInt64(UInt16(truncatingIfNeeded: resolver))
-        return DNSQuestionScan.mix(DNSQuestionScan.mix(name, packed), address ^ UInt64(UInt32(bitPattern: resolver)) << 32)
+        fields = UInt64(clientPort) << 48 | UInt64(id) << 32 | UInt64(qtype) << 16 | UInt64(resolver) << 1 | v6
+        self.name = name
+    }
+
+    /// A 64-bit hash from the fields (the name is already hashed): one multiplication, no hasher
+    /// set-up. Equal hashes only cost a key comparison: the index compares whole keys.
+    var hash: UInt64 {
+        DNSQuestionScan.mix(name ^ fields.rotated(17), addressLow ^ addressHigh &* 0x9e37_79b9_7f4a_7c15)
     }
 
     func hash(into hasher: inout Hasher) {
@@ -38,7 +57,6 @@ struct Transaction {
         case late
     }
 
-    var serial: UInt64
     var sent: Int64
     var group: Int32
     var resolverSequence: UInt32
@@ -48,49 +66,76 @@ struct Transaction {
 }
 
 /// The transactions inside their Tmax window, in send order (a ring: queries arrive at the tail,
-/// the window closes at the head, responses touch recent entries), indexed by a small open-addressing
-/// hash table of (hash, serial) pairs: linear probing, backward-shift deletion. Memory follows the
+/// the window closes at the head, responses touch recent entries), indexed by an open-addressing
+/// table of 8-byte (tag, serial) words: linear probing, backward-shift deletion. Memory follows the
 /// number of queries sent within Tmax, never the capture.
 struct TransactionWindow {
+    /// 64 bytes: a cache line (the hash is recomputed from the key when needed, the serial is the position).
     struct Entry {
         var key: TransactionKey
-        var hash: UInt64
         var transaction: Transaction
         /// False once a new transaction reused the key (the entry then only waits to leave the ring).
         var indexed = true
     }
 
-    private struct Slot {
-        var hash: UInt64 = 0
-        var serial: UInt64 = 0  // 0: empty
-    }
-
+    /// The index: one 64-bit word per slot, 0 when empty, else `tag << 32 | serial` (low 32 bits). The
+    /// tag is the hash's high half with its lowest bit set (never 0), and names the slot's home too,
+    /// so probing and deletion read nothing but the index (8 bytes a slot: a dense, cache-friendly
+    /// table). A tag match is confirmed against the key in the ring.
+    private var slots: [UInt64]
+    private var mask: Int
     private var ring = Deque<Entry>()
     /// Serial of `ring.first`; serials are consecutive along the ring.
     private var base: UInt64 = 1
-    private var slots: [Slot]
-    private var mask: Int
     private(set) var indexedCount = 0
 
     init(capacity: Int = 1024) {
         var size = 16
         while size < capacity * 2 { size <<= 1 }
-        slots = [Slot](repeating: Slot(), count: size)
+        slots = [UInt64](repeating: 0, count: size)
         mask = size - 1
     }
 
     var count: Int { ring.count }
     var nextSerial: UInt64 { base + UInt64(ring.count) }
-    var oldest: Entry? { ring.first }
+    /// The send time of the oldest transaction.
+    var oldestSent: Int64? { ring.first?.transaction.sent }
+
+    @inline(__always) private static func tag(_ hash: UInt64) -> UInt64 { hash >> 32 | 1 }
+    @inline(__always) private func home(tag: UInt64) -> Int { Int(truncatingIfNeeded: tag >> 1) & mask }
+    /// The full serial of a slot's low 32 bits: the ring holds fewer than 2^32 transactions.
+    @inline(__always) private func serial(_ word: UInt64) -> UInt64 {
+        base &+ UInt64(UInt32(truncatingIfNeeded: word) &- UInt32(truncatingIfNeeded: base))
+    }
+
+    /// Reads the index slot a lookup of `hash` starts at, so that the memory is on its way to the
+    /// cache before the lookup needs it (the caller knows upcoming hashes a batch ahead).
+    @inline(__always) func touch(_ hash: UInt64) -> UInt64 {
+        slots.withUnsafeBufferPointer { $0[home(tag: Self.tag(hash))] }
+    }
+
+    /// The same for the index slots of the `count` oldest transactions (the next to leave).
+    func touchOldest(_ count: Int) -> UInt64 {
+        var sink: UInt64 = 0
+        for k in 0..<min(count, ring.count) { sink &+= touch(ring[k].key.hash) }
+        return sink
+    }
 
     /// The serial of the transaction with this key, if it is in the window.
     func find(_ key: TransactionKey, hash: UInt64) -> UInt64? {
-        var i = Int(truncatingIfNeeded: hash) & mask
-        while slots[i].serial != 0 {
-            if slots[i].hash == hash, ring[Int(slots[i].serial - base)].key == key { return slots[i].serial }
-            i = (i + 1) & mask
+        let tag = Self.tag(hash)
+        return slots.withUnsafeBufferPointer { slots in
+            var i = home(tag: tag)
+            while true {
+                let word = slots[i]
+                if word == 0 { return nil }
+                if word >> 32 == tag {
+                    let serial = serial(word)
+                    if ring[Int(serial - base)].key == key { return serial }
+                }
+                i = (i + 1) & mask
+            }
         }
-        return nil
     }
 
     subscript(serial: UInt64) -> Transaction {
@@ -98,22 +143,38 @@ struct TransactionWindow {
         set { ring[Int(serial - base)].transaction = newValue }
     }
 
-    /// Appends a transaction (its serial must be `nextSerial`) and indexes it.
+    /// Appends a transaction (its serial is `nextSerial`) and indexes it.
     mutating func append(_ key: TransactionKey, hash: UInt64, _ transaction: Transaction) {
         if (indexedCount + 1) * 2 > slots.count { grow() }
-        var i = Int(truncatingIfNeeded: hash) & mask
-        while slots[i].serial != 0 { i = (i + 1) & mask }
-        slots[i] = Slot(hash: hash, serial: transaction.serial)
+        let tag = Self.tag(hash)
+        var i = home(tag: tag)
+        let mask = mask, word = tag << 32 | (nextSerial & 0xffff_ffff)
+        slots.withUnsafeMutableBufferPointer { slots in
+            while slots[i] != 0 { i = (i + 1) & mask }
+            slots[i] = word
+        }
         indexedCount += 1
-        ring.append(Entry(key: key, hash: hash, transaction: transaction))
+        ring.append(Entry(key: key, transaction: transaction))
     }
 
-    /// Takes the oldest transaction out of the window and the index.
-    mutating func removeOldest() -> Entry? {
+    /// Takes the oldest transaction out of the window and the index; returns it with its serial.
+    mutating func removeOldest() -> (entry: Entry, serial: UInt64)? {
         guard let entry = ring.popFirst() else { return nil }
-        if entry.indexed { unindex(hash: entry.hash, serial: entry.transaction.serial) }
+        let serial = base
+        if entry.indexed { unindex(hash: entry.key.hash, serial: serial) }
         base += 1
-        return entry
+        return (entry, serial)
+    }
+
+    /// Empties the window and the index; returns the transactions, oldest first.
+    mutating func removeAll() -> Deque<Entry> {
+        let entries = ring
+        base += UInt64(ring.count)
+        ring = Deque()
+        slots = [UInt64](repeating: 0, count: 16)
+        mask = 15
+        indexedCount = 0
+        return entries
     }
 
     /// Drops a transaction from the index (a new one reuses its key); it leaves the ring in its turn.
@@ -121,39 +182,54 @@ struct TransactionWindow {
         let i = Int(serial - base)
         guard ring[i].indexed else { return }
         ring[i].indexed = false
-        unindex(hash: ring[i].hash, serial: serial)
+        unindex(hash: ring[i].key.hash, serial: serial)
     }
 
     private mutating func unindex(hash: UInt64, serial: UInt64) {
-        var hole = Int(truncatingIfNeeded: hash) & mask
-        while slots[hole].serial != serial {
-            guard slots[hole].serial != 0 else { return }
-            hole = (hole + 1) & mask
-        }
-        var j = hole
-        while true {
-            j = (j + 1) & mask
-            guard slots[j].serial != 0 else { break }
-            let home = Int(truncatingIfNeeded: slots[j].hash) & mask
-            // The entry at j may move into the hole unless its home lies cyclically in (hole, j].
-            let stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j)
-            if !stays {
-                slots[hole] = slots[j]
-                hole = j
+        let tag = Self.tag(hash)
+        let word = tag << 32 | (serial & 0xffff_ffff)
+        let mask = mask
+        var hole = home(tag: tag)
+        let found = slots.withUnsafeMutableBufferPointer { slots in
+            while slots[hole] != word {
+                guard slots[hole] != 0 else { return false }
+                hole = (hole + 1) & mask
             }
+            // Backward-shift deletion (linear probing): pull later entries of the run into the hole.
+            var j = hole
+            while true {
+                j = (j + 1) & mask
+                let next = slots[j]
+                guard next != 0 else { break }
+                let home = Int(truncatingIfNeeded: next >> 33) & mask
+                // The entry at j may move into the hole unless its home lies cyclically in (hole, j].
+                let stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j)
+                if !stays {
+                    slots[hole] = next
+                    hole = j
+                }
+            }
+            slots[hole] = 0
+            return true
         }
-        slots[hole] = Slot()
-        indexedCount -= 1
+        if found { indexedCount -= 1 }
     }
 
     private mutating func grow() {
         let old = slots
-        slots = [Slot](repeating: Slot(), count: old.count * 2)
+        slots = [UInt64](repeating: 0, count: old.count * 2)
         mask = slots.count - 1
-        for s in old where s.serial != 0 {
-            var i = Int(truncatingIfNeeded: s.hash) & mask
-            while slots[i].serial != 0 { i = (i + 1) & mask }
-            slots[i] = s
+        let mask = mask
+        slots.withUnsafeMutableBufferPointer { slots in
+            for word in old where word != 0 {
+                var i = Int(truncatingIfNeeded: word >> 33) & mask
+                while slots[i] != 0 { i = (i + 1) & mask }
+                slots[i] = word
+            }
         }
     }
+}
+
+extension UInt64 {
+    @inline(__always) func rotated(_ n: UInt64) -> UInt64 { self << n | self >> (64 - n) }
 }

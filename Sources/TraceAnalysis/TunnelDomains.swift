@@ -23,20 +23,17 @@ struct TunnelDomains {
         self.maxDomains = maxDomains
     }
 
-    /// The domain index for a scanned name; `name` is its lower-cased wire form.
-    mutating func domain(
-        scan: DNSQuestionScan, name: UnsafeMutableRawBufferPointer,
-        suffixHashes: UnsafeMutableBufferPointer<UInt64>, labelStarts: UnsafeMutableBufferPointer<Int>
-    ) -> Int32 {
+    /// The domain index for a scanned name (`labelStarts` as `scan` wrote them).
+    mutating func domain(scan: DNSQuestionScan, labelStarts: UnsafeMutableBufferPointer<Int>) -> Int32 {
         let n = scan.labelCount
-        if n == 0 { return intern(hash: scan.nameHash, start: 0, name: name, labelStarts: labelStarts, count: 0, tunnel: false) }
+        if n == 0 { return intern(hash: scan.nameHash, start: 0, scan: scan, labelStarts: labelStarts, tunnel: false) }
         if scan.longestLabel >= encodedLabelMin {
             var last = -1
-            for i in 0..<n where Int(name[labelStarts[i]]) >= encodedLabelMin { last = i }
+            for i in 0..<n where scan.labelLength(i, labelStarts: labelStarts) >= encodedLabelMin { last = i }
             let start = last + 1
-            let hash = start < n ? suffixHashes[start] : DNSQuestionScan.mix(0, 0)
+            let hash = start < n ? scan.suffixHash(start, labelStarts: labelStarts) : DNSQuestionScan.mix(0, 0)
             if hash == lastHash, lastID >= 0 { return lastID }
-            let id = intern(hash: hash, start: start, name: name, labelStarts: labelStarts, count: n, tunnel: true)
+            let id = intern(hash: hash, start: start, scan: scan, labelStarts: labelStarts, tunnel: true)
             if tunnelSuffixes.count < maxDomains, tunnelSuffixes.find(hash) == nil { tunnelSuffixes.insert(hash, id) }
             lastHash = hash
             lastID = id
@@ -44,11 +41,12 @@ struct TunnelDomains {
         }
         if !tunnelSuffixes.isEmpty {
             for i in 0..<n {
-                if let id = tunnelSuffixes.find(suffixHashes[i]) { return id }
+                if let id = tunnelSuffixes.find(scan.suffixHash(i, labelStarts: labelStarts)) { return id }
             }
         }
         let start = max(0, n - 2)
-        return intern(hash: suffixHashes[start], start: start, name: name, labelStarts: labelStarts, count: n, tunnel: false)
+        return intern(hash: scan.suffixHash(start, labelStarts: labelStarts), start: start, scan: scan, labelStarts: labelStarts,
+                      tunnel: false)
     }
 
     /// The domain of a name whose domain is already known, from the hashes `prepareDomainHashes` left in
@@ -70,8 +68,7 @@ struct TunnelDomains {
     }
 
     private mutating func intern(
-        hash: UInt64, start: Int, name: UnsafeMutableRawBufferPointer, labelStarts: UnsafeMutableBufferPointer<Int>,
-        count: Int, tunnel: Bool
+        hash: UInt64, start: Int, scan: DNSQuestionScan, labelStarts: UnsafeMutableBufferPointer<Int>, tunnel: Bool
     ) -> Int32 {
         if let id = bySuffixHash.find(hash) {
             if tunnel, !isTunnel[Int(id)] { isTunnel[Int(id)] = true }
@@ -85,9 +82,11 @@ struct TunnelDomains {
             return Int32(names.count - 1)
         }
         var labels: [String] = []
-        for i in start..<count {
-            let from = labelStarts[i] + 1, to = labelStarts[i + 1]
-            labels.append(String(decoding: UnsafeRawBufferPointer(rebasing: name[from..<to]), as: UTF8.self))
+        for i in start..<scan.labelCount {
+            let label = UnsafeRawBufferPointer(start: scan.name! + labelStarts[i] + 1, count: scan.labelLength(i, labelStarts: labelStarts))
+            // Names compare case-insensitively (RFC 4343): the lower-cased form names the domain.
+            let folded = label.map { $0 >= 0x41 && $0 <= 0x5a ? $0 | 0x20 : $0 }
+            labels.append(String(decoding: folded, as: UTF8.self))
         }
         let id = Int32(names.count)
         bySuffixHash.insert(hash, id)

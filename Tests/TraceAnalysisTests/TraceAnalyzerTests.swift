@@ -155,6 +155,21 @@ import Testing
         #expect(abs((packets[0].delayMs ?? 0) - 10) < 1e-9)
     }
 
+    @Test func aLossInTheOverflowGroupCountsForItsOwnResolver() throws {
+        var options = TraceOptions()
+        options.maxGroups = 1  // the only group absorbs every resolver's traffic; 198.18.0.1 created it
+        var c = DNSCapture()
+        c.query(at: 0, id: 1, name: Self.name(1))
+        c.response(at: 10, id: 1, name: Self.name(1))
+        c.query(at: 20, id: 2, name: Self.name(2), resolver: "198.18.0.9")  // never answered
+        let (_, report) = try analyse(c, options: options)
+        let first = try #require(report.resolvers.first { $0.resolver == "198.18.0.1:53" })
+        let second = try #require(report.resolvers.first { $0.resolver == "198.18.0.9:53" })
+        #expect(first.lost == 0 && first.answered == 1)
+        #expect(second.lost == 1 && second.queries == 1)
+        #expect(report.totals.lost == 1)
+    }
+
     @Test func memoryDoesNotGrowWithAnsweredQueries() throws {
         var analyzer = TraceAnalyzer()
         var peak = 0

@@ -4,9 +4,10 @@ import Reports
 import Testing
 @testable import TraceAnalysis
 
-/// `read(path:)` goes through TracePipeline (reading, decoding and question scan on a second thread,
-/// batches, domains found from precomputed hashes, RTT folded from groups into resolvers); feeding the
-/// same frames one by one to `packet(_:_:)` takes none of those shortcuts. Both must give the same report.
+/// `read(path:)` goes through TracePipeline (libpcap, decoding and the front end on a second thread,
+/// events in batches, each batch's index slots read ahead, domains found from precomputed suffix
+/// hashes); feeding the same frames one by one to `packet(_:_:)` runs the front end and the matcher
+/// on one thread and takes the full grouping path for every query. Both must give the same report.
 @Suite struct TracePipelineTests {
     static let run = RunInfo(id: "test", version: "0", commandLine: [], vantage: "test", seed: 0, startedAt: "")
 
