@@ -111,13 +111,19 @@ struct ResilienceCommand: AsyncParsableCommand {
         configuration.stateRoot = stateRoot
         if let applySplit {
             let words = applySplit.split(separator: " ")
-            let prefixes = words.dropFirst().flatMap { $0.split(separator: ",") }.map(String.init)
-            guard words.count == 2, let mode = Profile.Split.Mode(rawValue: String(words[0])),
-                  !prefixes.isEmpty, prefixes.allSatisfy({ Profile.isIPv4Prefix($0) }) else {
-                throw fail("--apply-split \(applySplit): use \"include|exclude a.b.c.d/len[,...]\"", .validationFailure)
+            let written = words.dropFirst().flatMap { $0.split(separator: ",") }.map(String.init)
+            guard words.count == 2, let mode = Profile.Split.Mode(rawValue: String(words[0])), !written.isEmpty else {
+                throw fail("--apply-split \(applySplit): use \"include|exclude ENTRY[,ENTRY...]\" (prefixes or domain names)", .validationFailure)
+            }
+            var entries: [String] = []
+            for text in written {
+                switch Profile.Split.entry(text) {
+                case .success(let entry): entries.append(entry)
+                case .failure(let problem): throw fail("--apply-split: \(problem)", .validationFailure)
+                }
             }
             guard parsed.split != nil else { throw fail("--apply-split needs a profile with a split", .validationFailure) }
-            configuration.appliedSplit = Profile.Split(mode: mode, prefixes: prefixes)
+            configuration.appliedSplit = Profile.Split(mode: mode, entries: entries)
         }
         try await Self.execute(configuration, out: out, common: common)
     }

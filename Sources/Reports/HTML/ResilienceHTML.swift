@@ -30,7 +30,13 @@ extension ResilienceReport {
             }
         }
         if let split {
-            s += "<h3>Split tunnel</h3><p>\(split.ok ? HTML.badge("ok", .ok) : HTML.badge("MISROUTED", .bad)) \(HTML.escape(split.mode)) \(HTML.escape(split.prefixes.joined(separator: ", ")))</p>"
+            s += "<h3>Split tunnel</h3><p>\(split.ok ? HTML.badge("ok", .ok) : HTML.badge("MISROUTED", .bad)) \(HTML.escape(split.mode)) \(HTML.escape((split.prefixes + split.domains.map(\.name)).joined(separator: ", ")))</p>"
+            if !split.domains.isEmpty {
+                s += HTML.table(["domain", "side", "resolved by", "addresses"], split.domains.map {
+                    [HTML.escape($0.name), $0.side, HTML.escape($0.server ?? "–"),
+                     HTML.escape($0.addresses.isEmpty ? "none: \($0.note ?? "no answer")" : $0.addresses.joined(separator: ", "))]
+                }, numeric: [])
+            }
             let wrong = split.clearOnUplink.map { ("in clear on the uplink", $0) } + split.insideTunnel.map { ("inside the TUN", $0) }
             if !wrong.isEmpty {
                 s += HTML.table(["where", "at ms", "packet"], wrong.prefix(100).map { [$0.0, "\($0.1.atMs)", HTML.escape($0.1.summary)] }, numeric: [1])
