@@ -457,17 +457,23 @@ struct ResilienceSession: Sendable {
             }
         }
         var checkNotes: [String] = []
-        if !resolved.isEmpty {
-            do {
-                try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
-                                               split: routedSplit, tools: tools)
-            } catch {
-                checkNotes.append("the resolved addresses could not be routed: \(error.message)")
-            }
+        var ipv6IntoTunnel = true
+        do {
+            ipv6IntoTunnel = try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
+                                                            split: routedSplit, tools: tools)
+        } catch {
+            checkNotes.append("the split's routes could not be applied: \(error.message)")
         }
         let routed = SplitCheck.Routed(declared, resolved: resolved)
-        let targets = SplitCheck.targets(routed)
+        var targets = SplitCheck.targets(routed)
         await SplitCheck.send(to: targets.tunnelled + targets.direct, namespacePath: sandbox.namespacePath)
+        let unroutable = targets.tunnelled.filter { $0.contains(":") }
+        if !ipv6IntoTunnel, !unroutable.isEmpty {
+            // Still sent (a wrong route would show them on the uplink), but not required inside the TUN.
+            targets.tunnelled.removeAll { $0.contains(":") }
+            let mtu = await sandbox.tunMTU(tools: tools).map { "its MTU is \($0)" } ?? "its MTU is unknown"
+            checkNotes.append("the IPv6 half was not checked: the TUN takes no IPv6 (\(mtu); IPv6 needs at least 1280, RFC 8200 5), so the tunnelled IPv6 destinations were routed to a blackhole; sent but not expected in the TUN: \(unroutable.joined(separator: ", "))")
+        }
         try? await clock.sleep(for: .milliseconds(300))
         let uplinkPackets = await uplink.stop().map {
             UplinkPacket.decode($0.bytes, atMs: $0.offset.milliseconds, carriers: engine.carriers, carrierDomain: engine.carrierDomain)

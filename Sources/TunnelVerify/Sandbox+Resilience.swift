@@ -16,7 +16,12 @@ extension Sandbox {
     /// The tunnel's routes with the carriers excluded through `gateway`. With a split, only the
     /// included prefixes (and the resolved addresses of included domains) go into the TUN, or
     /// everything but the excluded ones; IPv6 prefixes likewise through `-6`.
-    func tunnelRoutes(carriers: [String], gateway: String, claimIPv6: Bool, split: SplitCheck.Routed?, tools: Tools) async throws(VerifyError) {
+    /// Returns whether IPv6 could be routed into the TUN: a TUN whose MTU is below 1280 has no
+    /// IPv6 (RFC 8200 5; iodine's is 1130), and then the IPv6 routes meant for it are blackholes
+    /// (fail closed: nothing meant for the tunnel leaves through the uplink).
+    @discardableResult
+    func tunnelRoutes(carriers: [String], gateway: String, claimIPv6: Bool, split: SplitCheck.Routed?, tools: Tools) async throws(VerifyError) -> Bool {
+        var ipv6IntoTunnel = true
         let ip = tools.ip
         for host in Set(carriers).sorted() where !host.contains(":") {
             try await Host.check([ip, "-n", namespace, "route", "replace", host + "/32", "via", gateway, "dev", uplink])
@@ -25,30 +30,44 @@ extension Sandbox {
         switch split?.mode {
         case .include?:
             for prefix in split?.prefixes ?? [] {
-                try await Host.check([ip, "-n", namespace] + family(prefix) + ["route", "replace", prefix.description, "dev", tunDevice, "metric", "1"])
+                let added = try await Host.run([ip, "-n", namespace] + family(prefix) + ["route", "replace", prefix.description, "dev", tunDevice, "metric", "1"])
+                guard added.status != 0 else { continue }
+                guard prefix.family == 6 else {
+                    throw VerifyError(.sandboxFailed, "cannot route \(prefix) into \(tunDevice): \(Host.lastLine(added.error) ?? "status \(added.status)")")
+                }
+                ipv6IntoTunnel = false
+                try await Host.check([ip, "-n", namespace, "-6", "route", "replace", "blackhole", prefix.description, "metric", "1"])
             }
         case .exclude?:
-            try await defaultRoutes(claimIPv6: claimIPv6, tools: tools)
+            ipv6IntoTunnel = try await defaultRoutes(claimIPv6: claimIPv6, tools: tools)
             for prefix in split?.prefixes ?? [] {
                 let via = prefix.family == 6 ? hostAddress6 : gateway
                 try await Host.check([ip, "-n", namespace] + family(prefix) + ["route", "replace", prefix.description, "via", via, "dev", uplink])
             }
         case nil:
-            try await defaultRoutes(claimIPv6: claimIPv6, tools: tools)
+            ipv6IntoTunnel = try await defaultRoutes(claimIPv6: claimIPv6, tools: tools)
         }
+        return ipv6IntoTunnel
     }
 
     /// Default IPv4 (and IPv6 when claimed) into the TUN; a blackhole for IPv6 when the TUN
     /// takes no IPv6 route.
-    private func defaultRoutes(claimIPv6: Bool, tools: Tools) async throws(VerifyError) {
+    private func defaultRoutes(claimIPv6: Bool, tools: Tools) async throws(VerifyError) -> Bool {
         let ip = tools.ip
         try await Host.check([ip, "-n", namespace, "route", "replace", "default", "dev", tunDevice, "metric", "1"])
-        if claimIPv6 {
-            let added = try await Host.run([ip, "-n", namespace, "-6", "route", "replace", "default", "dev", tunDevice, "metric", "1"])
-            if added.status != 0 {
-                try await Host.check([ip, "-n", namespace, "-6", "route", "replace", "blackhole", "default", "metric", "1"])
-            }
-        }
+        guard claimIPv6 else { return true }
+        let added = try await Host.run([ip, "-n", namespace, "-6", "route", "replace", "default", "dev", tunDevice, "metric", "1"])
+        guard added.status != 0 else { return true }
+        try await Host.check([ip, "-n", namespace, "-6", "route", "replace", "blackhole", "default", "metric", "1"])
+        return false
+    }
+
+    /// The TUN's MTU as `ip link` reports it.
+    func tunMTU(tools: Tools) async -> Int? {
+        guard let outcome = try? await Host.run([tools.ip, "-n", namespace, "-o", "link", "show", "dev", tunDevice]) else { return nil }
+        let words = outcome.output.split(whereSeparator: \.isWhitespace)
+        guard let index = words.firstIndex(of: "mtu"), index + 1 < words.count else { return nil }
+        return Int(words[index + 1])
     }
 
     /// Takes away the routes `tunnelRoutes` set, as a client does on disconnect, so that what
@@ -59,7 +78,9 @@ extension Sandbox {
             _ = try? await Host.run([ip, "-n", namespace, "route", "del", host + "/32"])
         }
         for prefix in split?.prefixes ?? [] {
-            _ = try? await Host.run([ip, "-n", namespace] + (prefix.family == 6 ? ["-6"] : []) + ["route", "del", prefix.description])
+            let family = prefix.family == 6 ? ["-6"] : []
+            _ = try? await Host.run([ip, "-n", namespace] + family + ["route", "del", prefix.description])
+            if prefix.family == 6 { _ = try? await Host.run([ip, "-n", namespace, "-6", "route", "del", "blackhole", prefix.description]) }
         }
         _ = try? await Host.run([ip, "-n", namespace, "route", "del", "default", "dev", tunDevice, "metric", "1"])
         _ = try? await Host.run([ip, "-n", namespace, "-6", "route", "del", "default", "metric", "1"])

@@ -150,6 +150,108 @@ struct ResilienceLabTests {
         await expectClean(lab)
     }
 
+    /// A split by domain name: resolved through the sandbox's DNS server (the lab's resolvers
+    /// answer `in.split.test` themselves), its addresses routed into the TUN. Then the same
+    /// profile with the domain's addresses routed direct: every misrouted packet is named with
+    /// the domain.
+    @Test(.timeLimit(.minutes(1))) func domainSplitPassesAndItsAddressesRoutedDirectAreCaught() async throws {
+        let lab = try await lab()
+        let profile = fastIodineProfile(lab, extra: #","split":{"include":["198.18.2.0/24","\#(LabSplitNames.tunnelled)"]}"#)
+        let good = try await resilience(lab, profile: profile, ["--scenarios", "none"])
+        defer { try? FileManager.default.removeItem(atPath: good.directory) }
+        let fine = try #require(good.report?.split, "no report: \(good.stderr)")
+        #expect(fine.ok && good.status == 0, "\(fine)")
+        let domain = try #require(fine.domains.first)
+        #expect(domain.name == LabSplitNames.tunnelled && domain.side == "tunnel" && domain.server == lab.tunnel!.tunnelDNS)
+        #expect(Set(domain.addresses) == Set(LabSplitNames.tunnelledAddresses), "\(domain)")
+        // iodine's TUN has no IPv6 (MTU below 1280): the AAAA address is said to be unchecked, not passed silently.
+        #expect(fine.tunnelledProbes.contains(LabSplitNames.tunnelledAddresses[0]))
+        #expect(fine.notes.contains { $0.contains("IPv6 half was not checked") && $0.contains(LabSplitNames.tunnelledAddresses[1]) }, "\(fine.notes)")
+
+        let bad = try await resilience(lab, profile: profile, ["--scenarios", "none", "--apply-split", "include 198.18.2.0/24"])
+        defer { try? FileManager.default.removeItem(atPath: bad.directory) }
+        let wrong = try #require(bad.report?.split, "no report: \(bad.stderr)")
+        #expect(bad.status == 1 && !wrong.ok)
+        // Both families of the domain's addresses left in clear, each packet named with the domain.
+        #expect(Set(wrong.clearOnUplink.compactMap(\.destination)) == Set(LabSplitNames.tunnelledAddresses), "\(wrong.clearOnUplink.map(\.summary))")
+        #expect(wrong.clearOnUplink.allSatisfy { $0.domain == LabSplitNames.tunnelled })
+        // All three datagrams per address, the first sent a few ms after the capture started
+        // (an `outbound` BPF filter lost the packets of the capture's first ~50 ms).
+        for address in LabSplitNames.tunnelledAddresses {
+            #expect(wrong.clearOnUplink.filter { $0.destination == address }.count == 3, "\(address)")
+        }
+        #expect(wrong.insideTunnel.isEmpty)
+        let markdown = try String(contentsOfFile: bad.directory + "/out/resilience.md", encoding: .utf8)
+        #expect(markdown.contains("[\(LabSplitNames.tunnelled)]"))
+        await expectClean(lab)
+    }
+
+    /// A tunnelled domain looked up through a DNS server on the direct side (the lab's resolver,
+    /// outside the split): the queries themselves cross the uplink in clear, named by QNAME.
+    @Test(.timeLimit(.minutes(1))) func aTunnelledNameLookedUpInClearIsANameLeak() async throws {
+        let lab = try await lab()
+        let profile = fastIodineProfile(lab, extra: #","split":{"include":["198.18.2.0/24","\#(LabSplitNames.tunnelled)"]}"#)
+            .replacingOccurrences(of: #""dns":["198.18.2.2"]"#, with: #""dns":["\#(lab.tunnel!.resolver)"]"#)
+        let run = try await resilience(lab, profile: profile, ["--scenarios", "none"])
+        defer { try? FileManager.default.removeItem(atPath: run.directory) }
+        let split = try #require(run.report?.split, "no report: \(run.stderr)")
+        #expect(run.status == 1 && !split.ok)
+        #expect(split.domains.first?.server == lab.tunnel!.resolver)
+        let leaks = split.clearOnUplink.filter { $0.query != nil }
+        #expect(!leaks.isEmpty, "\(split.clearOnUplink.map(\.summary))")
+        #expect(leaks.allSatisfy { $0.domain == LabSplitNames.tunnelled && $0.destination == lab.tunnel!.resolver
+                                   && ($0.query ?? "").lowercased().hasSuffix(" " + LabSplitNames.tunnelled) }, "\(leaks.map(\.summary))")
+        // The addresses themselves were routed into the TUN: only the lookups are misrouted.
+        #expect(split.clearOnUplink.allSatisfy { $0.query != nil })
+        await expectClean(lab)
+    }
+
+    /// IPv6 prefixes (2001:db8::/32) in the split: probe datagrams over IPv6 on both sides, and
+    /// wrong IPv6 routes caught in both directions.
+    @Test(.timeLimit(.minutes(1))) func ipv6PrefixesAreRoutedAndMisroutingIsCaught() async throws {
+        let lab = try await lab()
+        let t = lab.tunnel!
+        // wireguard-go's TUN carries IPv6 (iodine's MTU of 1130 is below IPv6's 1280: see the domain test).
+        let profile = """
+            {"version":1,"name":"lab wireguard v6 split","protocol":"wireguard","expectedExitIP":"\(t.exitAddress)","dns":["\(t.tunnelDNS)"],
+             "split":{"include":["198.18.2.0/24","2001:db8:5911::/48"]},
+             "wireguard":{"endpoint":"\(t.wireguardEndpoint)","keyFile":"\(t.wireguardClientKeyFile)",
+                          "address":"\(t.wireguardClientAddress)","peerPublicKey":"\(t.wireguardServerPublicKey)"}}
+            """
+        let good = try await resilience(lab, profile: profile, ["--scenarios", "none"])
+        defer { try? FileManager.default.removeItem(atPath: good.directory) }
+        let fine = try #require(good.report?.split, "no report: \(good.stderr)")
+        #expect(fine.ok && good.status == 0, "\(fine)")
+        #expect(fine.tunnelledProbes.contains("2001:db8:5911::1") && fine.directProbes.contains("2001:db8:ffff::1"))
+        let bad = try await resilience(lab, profile: profile, ["--scenarios", "none", "--apply-split", "include 198.18.2.0/24,2001:db8:ffff::/48"])
+        defer { try? FileManager.default.removeItem(atPath: bad.directory) }
+        let wrong = try #require(bad.report?.split, "no report: \(bad.stderr)")
+        #expect(bad.status == 1 && !wrong.ok)
+        #expect(!wrong.clearOnUplink.isEmpty && wrong.clearOnUplink.allSatisfy { $0.destination == "2001:db8:5911::1" && $0.family == 6 },
+                "\(wrong.clearOnUplink.map(\.summary))")
+        #expect(!wrong.insideTunnel.isEmpty && wrong.insideTunnel.allSatisfy { $0.destination == "2001:db8:ffff::1" && $0.family == 6 },
+                "\(wrong.insideTunnel.map(\.summary))")
+        await expectClean(lab)
+    }
+
+    /// Two resolvers in the profile: iodine takes one, so the resolver outage reports no
+    /// failover measurement and says why.
+    @Test(.timeLimit(.minutes(1))) func iodineWithTwoResolversSaysItCannotFailOver() async throws {
+        let lab = try await lab()
+        let profile = fastIodineProfile(lab).replacingOccurrences(
+            of: #""resolvers":[{"type":"udp","address":"\#(lab.tunnel!.resolver):53"}]"#,
+            with: #""resolvers":[{"type":"udp","address":"\#(lab.tunnel!.resolver):53"},{"type":"udp","address":"198.18.4.1:53"}]"#)
+        #expect(profile.contains("198.18.4.1"))
+        let run = try await resilience(lab, profile: profile, ["--scenarios", "resolver-outage", "--outage", "1", "--recovery-bound", "8"])
+        defer { try? FileManager.default.removeItem(atPath: run.directory) }
+        let report = try #require(run.report, "no report: \(run.stderr)")
+        let scenario = try #require(report.scenarios.first)
+        #expect(scenario.scenario == "resolver-outage-1s")
+        #expect(scenario.failover == nil)
+        #expect(scenario.failoverNote?.contains("iodine takes a single resolver") == true, "\(String(describing: scenario.failoverNote))")
+        await expectClean(lab)
+    }
+
     /// SIGINT in the middle of an uplink outage: exit 130, the partial report, nothing left.
     @Test(.timeLimit(.minutes(1))) func sigintDuringAnOutageRestoresAndKeepsThePartialReport() async throws {
         let lab = try await lab()
