@@ -70,6 +70,13 @@ public enum Resilience {
         var session = ResilienceSession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox)
         await session.execute()
         let finished = session
+        // The engine's own words (reconnect attempts, its view of an outage) stay with the report.
+        if let directory = configuration.directory, session.starts > 0 {
+            for start in 1...session.starts {
+                let name = "/engine-\(start).log"
+                if let text = Host.readText(sandbox.directory + name) { try? Host.writeFile(directory + name, text) }
+            }
+        }
         // A fresh task: cleanup must not see the cancellation that may have ended the run.
         await Task.detached { await finished.restoreUplink(); await sandbox.destroy(tools: tools) }.value
         return session.report(info: info)
@@ -375,8 +382,11 @@ struct ResilienceSession: Sendable {
         // Probes until the first answer sent after the disruption, or the bound.
         let bound = origin + .milliseconds(endMs) + configuration.recoveryBound
         var recoveredProbe = false
+        // Polled no faster than the flow itself, so that the poll adds no traffic of its own
+        // beyond the flow's rate (an engine may wait for a quiet TUN before it retransmits).
+        let poll = max(Duration.milliseconds(200), configuration.probeInterval)
         while clock.now < bound, !Task.isCancelled {
-            try? await clock.sleep(for: .milliseconds(200))
+            try? await clock.sleep(for: poll)
             // The flow's own log is read at the end; here a direct probe tells when to stop waiting.
             if case .success = await SandboxProbes.httpGet(url: url, namespacePath: path, timeout: timeout) { recoveredProbe = true; break }
         }

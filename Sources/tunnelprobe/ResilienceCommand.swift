@@ -53,6 +53,9 @@ struct ResilienceCommand: AsyncParsableCommand {
     @Option(help: "Seconds after a disruption within which traffic must flow again.")
     var recoveryBound: Double = 30
 
+    @Option(help: "Milliseconds between the probes of the steady flow (20 to 10000).")
+    var probeInterval: Int = 100
+
     @Option(help: "Seconds one engine start may take up to the first data.")
     var deadline: Double = 25
 
@@ -106,6 +109,8 @@ struct ResilienceCommand: AsyncParsableCommand {
         configuration.outages = outages
         guard recoveryBound > 0, recoveryBound <= 600 else { throw fail("--recovery-bound must be in (0, 600] seconds", .validationFailure) }
         configuration.recoveryBound = .milliseconds(Int64(recoveryBound * 1000))
+        guard (20...10_000).contains(probeInterval) else { throw fail("--probe-interval must be 20 to 10000 ms", .validationFailure) }
+        configuration.probeInterval = .milliseconds(probeInterval)
         guard deadline > 0, deadline <= 600 else { throw fail("--deadline must be in (0, 600] seconds", .validationFailure) }
         configuration.deadline = .milliseconds(Int64(deadline * 1000))
         configuration.stateRoot = stateRoot
