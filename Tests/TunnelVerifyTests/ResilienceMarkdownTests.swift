@@ -77,6 +77,8 @@ struct ResilienceMarkdownTests {
     @Test func htmlMarksTheDisruptionInTheChart() {
         let html = Self.sample().htmlSection()
         #expect(html.contains("resilience-0"))
+        #expect(html.contains("failed over to 198.18.4.1:53 after 312 ms") && html.contains("Failover not measured: iodine takes"))
+        #expect(html.contains("in.split.test") && html.contains("2001:db8:5911::80"))
         // Bins 1.0 to 2.0 s overlap the disruption (1000-2100 ms) and are drawn highlighted.
         let bins = ResilienceReport.bins(Self.sample().scenarios[0])
         #expect(bins.filter(\.highlighted).map(\.label) == ["1.0", "1.5", "2.0"])

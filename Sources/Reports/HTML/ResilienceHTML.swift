@@ -25,6 +25,14 @@ extension ResilienceReport {
             let recovery = scenario.recoverySeconds.map { "recovered \(Self.seconds($0)) s after the disruption" }
                 ?? (scenario.recoveryNote ?? "did not recover")
             s += "<figcaption>\(HTML.escape(recovery)); \(scenario.requestsLost) of \(scenario.requestsSent) probes lost; \(scenario.reconnectAttempts) reconnect attempts\(scenario.reconnectStorm ? " (storm)" : "").</figcaption></figure>"
+            if let failover = scenario.failover {
+                let text = failover.failedOver
+                    ? "\(failover.blockedResolver) taken down; failed over to \(failover.resolver ?? "?") after \(failover.afterMs.map(String.init) ?? "?") ms"
+                    : "\(failover.blockedResolver) taken down; did not fail over to another profile resolver"
+                s += "<p>\(failover.failedOver ? HTML.badge("failover", .ok) : HTML.badge("no failover", .bad)) \(HTML.escape(text))</p>"
+            } else if let note = scenario.failoverNote {
+                s += "<p>Failover not measured: \(HTML.escape(note)).</p>"
+            }
             if scenario.leaked == true {
                 s += HTML.table(["at ms", "leaked packet"], scenario.leakEvidence.prefix(100).map { ["\($0.atMs)", HTML.escape($0.summary)] }, numeric: [0])
             }
