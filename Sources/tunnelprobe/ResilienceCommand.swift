@@ -38,6 +38,15 @@ struct ResilienceCommand: AsyncParsableCommand {
     @Option(help: "Key file: OpenVPN static key or WireGuard private key.")
     var keyFile: String?
 
+    @Option(name: .customLong("engine-arg"), help: "Extra argument for the engine (repeatable).")
+    var engineArguments: [String] = []
+
+    @Option(help: "With --engine command: the engine's command line; {tun} stands for the TUN device.")
+    var engineCommand: String?
+
+    @Option(help: "With --engine command: a regular expression whose match in the engine's log is handshake evidence.")
+    var handshakePattern: String?
+
     @Option(help: "HTTP endpoint (http://IP[:port]/path) reached through the tunnel by the probe flow.")
     var whoamiURL: String
 
@@ -82,6 +91,9 @@ struct ResilienceCommand: AsyncParsableCommand {
         overrides.password = password
         overrides.passwordFile = passwordFile
         overrides.keyFile = keyFile
+        overrides.extraArguments = engineArguments
+        overrides.command = engineCommand.map { $0.split(separator: " ").map(String.init) } ?? []
+        overrides.handshakePattern = handshakePattern
         var configuration = ResilienceConfiguration(profile: parsed, engine: kind, overrides: overrides, whoami: url,
                                                     seed: seed ?? UInt64.random(in: 0...UInt64.max))
         guard (0...100).contains(cycles) else { throw fail("--cycles must be in 0...100", .validationFailure) }

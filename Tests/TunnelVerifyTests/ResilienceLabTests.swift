@@ -252,6 +252,54 @@ struct ResilienceLabTests {
         await expectClean(lab)
     }
 
+    /// An engine that does fail over: a small wrapper runs iodine against the first resolver,
+    /// checks that resolver every half second (a query under the tunnel domain) and, when it
+    /// stops answering, replaces itself with iodine against the second (the lab resolver's
+    /// alias 198.18.4.1). The outage takes the first one down; the capture shows the queries
+    /// moving to the second, and when.
+    @Test(.timeLimit(.minutes(1))) func aFailingOverEngineIsSeenMovingToTheSecondResolver() async throws {
+        let lab = try await lab()
+        let t = lab.tunnel!
+        let second = "198.18.4.1"
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("tp-failover-\(UUID().uuidString).sh").path
+        // A DNS query for alive.<domain>, type A, as bytes for bash's /dev/udp.
+        let query = ([0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0] + ([5] + Array("alive".utf8))
+                     + t.domain.split(separator: ".").flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) } + [0, 0, 1, 0, 1] as [UInt8])
+            .map { String(format: "\\x%02x", $0) }.joined()
+        try """
+            tun="$1"; first="$2"; second="$3"; secret="$(cat "$4")"; domain="$5"
+            alive() { exec 3<>/dev/udp/$1/53 && printf '\(query)' >&3 && timeout 1 head -c 12 <&3 >/dev/null; local ok=$?; exec 3<&-; return $ok; }
+            iodine -f -r -m 1000 -P "$secret" -d "$tun" "$first" "$domain" & pid=$!
+            while kill -0 $pid 2>/dev/null; do
+                sleep 0.5
+                if ! alive "$first"; then
+                    echo "failover: $first stopped answering, switching to $second"
+                    kill $pid; wait $pid
+                    exec iodine -f -r -m 1000 -P "$secret" -d "$tun" "$second" "$domain"
+                fi
+            done
+
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        let profile = fastIodineProfile(lab).replacingOccurrences(
+            of: #""resolvers":[{"type":"udp","address":"\#(t.resolver):53"}]"#,
+            with: #""resolvers":[{"type":"udp","address":"\#(t.resolver):53"},{"type":"udp","address":"\#(second):53"}]"#)
+        let run = try await resilience(lab, profile: profile, [
+            "--engine", "command", "--engine-command", "/bin/bash \(script) {tun} \(t.resolver) \(second) \(t.iodinePasswordFile) \(t.domain)",
+            "--handshake-pattern", "Connection setup complete", "--scenarios", "resolver-outage", "--outage", "3", "--recovery-bound", "10",
+        ])
+        defer { try? FileManager.default.removeItem(atPath: run.directory) }
+        let report = try #require(run.report, "no report: \(run.stderr)")
+        let scenario = try #require(report.scenarios.first, "\(report.notes)")
+        let failover = try #require(scenario.failover, "\(String(describing: scenario.failoverNote)) \(scenario.notes)")
+        #expect(failover.blockedResolver == "\(t.resolver):53")
+        #expect(failover.failedOver && failover.resolver == "\(second):53", "\(failover)")
+        #expect((failover.afterMs ?? .max) < 3000 && (failover.queriesAfterStart["\(second):53"] ?? 0) > 0, "\(failover)")
+        let log = try String(contentsOfFile: run.directory + "/out/engine-1.log", encoding: .utf8)
+        #expect(log.contains("failover: \(t.resolver) stopped answering"))
+        await expectClean(lab)
+    }
+
     /// SIGINT in the middle of an uplink outage: exit 130, the partial report, nothing left.
     @Test(.timeLimit(.minutes(1))) func sigintDuringAnOutageRestoresAndKeepsThePartialReport() async throws {
         let lab = try await lab()
