@@ -409,6 +409,14 @@ struct ResilienceSession: Sendable {
         let packets = frames.map { UplinkPacket.decode($0.bytes, atMs: $0.offset.milliseconds, carriers: engine.carriers, carrierDomain: engine.carrierDomain) }
         let leaks = packets.filter { $0.kind != .carrier && $0.kind != .linkControl }
         if let probe = inUseCapture { _ = await probe.stop() }
+        // An engine that reconfigures its TUN (a new session sets the address again) can take the
+        // routes through it with it: then traffic meant for the tunnel leaves by the uplink
+        // (the capture shows it). Said, and the routes set again for what follows.
+        if current != nil, let device = await sandbox.routeDevice(to: url.host, tools: tools), device != sandbox.tunDevice {
+            scenarioNotes.append("at the end of the scenario \(url.host) was routed through \(device), not the TUN: the routes through the TUN were gone (the engine reconfigured its TUN); the tool set them again")
+            try? await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
+                                            split: routedSplit, tools: tools)
+        }
         var failover: ResilienceReport.Failover?
         var failoverNote: String?
         if kind == .resolverOutage {

@@ -86,6 +86,15 @@ extension Sandbox {
         _ = try? await Host.run([ip, "-n", namespace, "-6", "route", "del", "default", "metric", "1"])
     }
 
+    /// The device the sandbox routes `address` through, `nil` when there is no route.
+    func routeDevice(to address: String, tools: Tools) async -> String? {
+        let family = address.contains(":") ? "-6" : "-4"
+        guard let outcome = try? await Host.run([tools.ip, "-n", namespace, family, "route", "get", address]), outcome.status == 0 else { return nil }
+        let words = outcome.output.split(whereSeparator: \.isWhitespace)
+        guard let dev = words.firstIndex(of: "dev"), dev + 1 < words.count else { return nil }
+        return String(words[dev + 1])
+    }
+
     func setUplink(up: Bool, tools: Tools) async throws(VerifyError) {
         try await Host.check([tools.ip, "-n", namespace, "link", "set", uplink, up ? "up" : "down"])
     }
