@@ -63,6 +63,23 @@ struct ResilienceSplitLabTests {
         await expectClean(lab)
     }
 
+    /// `exclude` with a domain: its addresses (both families) go through the uplink, everything
+    /// else into the TUN; iodine's TUN takes no IPv6, so the tunnelled IPv6 side is said to be
+    /// unchecked.
+    @Test(.timeLimit(.minutes(1))) func excludedDomainGoesDirect() async throws {
+        let lab = try await lab()
+        let profile = fastIodineProfile(lab, extra: #","split":{"exclude":["\#(LabSplitNames.direct)"]}"#)
+        let run = try await resilience(lab, profile: profile, ["--scenarios", "none"])
+        defer { try? FileManager.default.removeItem(atPath: run.directory) }
+        let split = try #require(run.report?.split, "no report: \(run.stderr)")
+        #expect(split.ok && run.status == 0, "\(split)")
+        #expect(split.domains.map(\.side) == ["direct"] && Set(split.domains.first?.addresses ?? []) == Set(LabSplitNames.directAddresses))
+        #expect(Set(split.directProbes) == Set(LabSplitNames.directAddresses))
+        #expect(split.tunnelledProbes == ["203.0.113.1"])
+        #expect(split.notes.contains { $0.contains("IPv6 half was not checked") && $0.contains("2001:db8:ffff::1") }, "\(split.notes)")
+        await expectClean(lab)
+    }
+
     /// A tunnelled domain looked up through a DNS server on the direct side (the lab's resolver,
     /// outside the split): the queries themselves cross the uplink in clear, named by QNAME.
     @Test(.timeLimit(.minutes(1))) func aTunnelledNameLookedUpInClearIsANameLeak() async throws {
