@@ -190,7 +190,7 @@ struct ResilienceSession: Sendable {
             }
         }
         // Routes again, idempotently: an engine may reconfigure its TUN during the handshake.
-        try? await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
+        _ = try? await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
                                         split: routedSplit, tools: tools)
         while true {
             let result = await SandboxProbes.httpGet(url: configuration.whoami, namespacePath: sandbox.namespacePath, timeout: .seconds(1))
@@ -414,7 +414,7 @@ struct ResilienceSession: Sendable {
         // (the capture shows it). Said, and the routes set again for what follows.
         if current != nil, let device = await sandbox.routeDevice(to: url.host, tools: tools), device != sandbox.tunDevice {
             scenarioNotes.append("at the end of the scenario \(url.host) was routed through \(device), not the TUN: the routes through the TUN were gone (the engine reconfigured its TUN); the tool set them again")
-            try? await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
+            _ = try? await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
                                             split: routedSplit, tools: tools)
         }
         var failover: ResilienceReport.Failover?

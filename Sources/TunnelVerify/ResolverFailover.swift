@@ -1,4 +1,4 @@
-public import Reports
+import Reports
 
 /// Whether a DNS tunnel moved to another of the profile's resolvers when the one it used went
 /// quiet, read from the uplink capture of a resolver outage.
