@@ -162,6 +162,7 @@ enum TunnelServers {
         if let top = config.domain.split(separator: ".").last, UnboundConfiguration.defaultLocalTopLevelZones.contains(String(top)) {
             unboundText += "    local-zone: \"\(top).\" nodefault\n"
         }
+        for line in LabSplitNames.unboundLines { unboundText += "    \(line)\n" }
         unboundText += "stub-zone:\n    name: \"\(config.domain).\"\n    stub-addr: \(LabTopology.serverAddress)@53\n"
         try SystemCalls.writeFile(tunnelUnbound, unboundText, mode: 0o644)
         _ = try await launch("unbound-tunnel", [unbound, "-d", "-c", tunnelUnbound], in: net, directory: directory, ip: ip, logger: logger)

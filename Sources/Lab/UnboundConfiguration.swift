@@ -65,6 +65,7 @@ struct UnboundConfiguration: Sendable, Hashable {
            UnboundConfiguration.defaultLocalTopLevelZones.contains(top) {
             server.append("local-zone: \"\(top).\" nodefault")
         }
+        if tunnelDomain != nil { server += LabSplitNames.unboundLines }
         var text = "# Written by tunnelprobe lab; rewritten on every lab up.\nserver:\n"
         for line in server { text += "    \(line)\n" }
         text += "stub-zone:\n"

@@ -51,13 +51,44 @@ extension ResilienceReport {
                 for packet in s.leakEvidence.prefix(50) { lines.append("- leaked at \(packet.atMs) ms: `\(packet.summary)`") }
             }
         }
+        for s in scenarios where s.failover != nil || s.failoverNote != nil {
+            if s.scenario == scenarios.first(where: { $0.failover != nil || $0.failoverNote != nil })?.scenario {
+                lines.append("")
+                lines.append("## Resolver failover")
+                lines.append("")
+            }
+            if let f = s.failover {
+                let moved = f.failedOver
+                    ? "**failed over** to \(f.resolver ?? "?") \(f.afterMs.map { "\($0) ms" } ?? "?") after the outage began"
+                    : "**did not fail over**: no tunnel query went to another profile resolver"
+                let counts = f.queriesAfterStart.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                lines.append("- \(s.scenario): \(f.blockedResolver) taken down; \(moved) (tunnel queries from the outage on: \(counts.isEmpty ? "none" : counts)).")
+            } else if let note = s.failoverNote {
+                lines.append("- \(s.scenario): not measured: \(note).")
+            }
+        }
         if let split {
+            let listed = split.prefixes + split.domains.map(\.name)
             lines.append("")
-            lines.append("## Split tunnel (\(split.mode) \(split.prefixes.joined(separator: ", ")))")
+            lines.append("## Split tunnel (\(split.mode) \(listed.joined(separator: ", ")))")
             lines.append("")
             lines.append("**\(split.ok ? "Routed as the profile says" : "MISROUTED")**: tunnelled probes \(split.tunnelledProbes.joined(separator: ", ")); direct probes \(split.directProbes.joined(separator: ", ")).")
-            for packet in split.clearOnUplink.prefix(50) { lines.append("- tunnelled destination in clear on the uplink at \(packet.atMs) ms: `\(packet.summary)`") }
+            if !split.domains.isEmpty {
+                lines.append("")
+                lines.append("| domain | side | resolved by | addresses |")
+                lines.append("|---|---|---|---|")
+                for d in split.domains {
+                    let addresses = d.addresses.isEmpty ? "none: \(d.note ?? "no answer")" : d.addresses.joined(separator: ", ")
+                    lines.append("| \(Self.cell(d.name)) | \(d.side) | \(d.server ?? "–") | \(Self.cell(addresses)) |")
+                }
+                lines.append("")
+            }
+            for packet in split.clearOnUplink.prefix(50) {
+                let what = packet.query != nil && packet.domain != nil ? "lookup of a tunnelled name in clear on the uplink" : "tunnelled destination in clear on the uplink"
+                lines.append("- \(what) at \(packet.atMs) ms: `\(packet.summary)`")
+            }
             for packet in split.insideTunnel.prefix(50) { lines.append("- direct destination inside the TUN at \(packet.atMs) ms: `\(packet.summary)`") }
+            for note in split.notes { lines.append("- \(note)") }
         }
         if !notes.isEmpty {
             lines.append("")

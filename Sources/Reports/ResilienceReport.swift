@@ -117,11 +117,17 @@ public struct ResilienceReport: Codable, Sendable, Hashable {
         /// The probe log file (CSV) in the report directory.
         public var probeLog: String?
         public var probes: [Probe]
+        /// Resolver outages only: whether the engine's tunnel queries moved to another profile
+        /// resolver after the outage began; `nil` (with `failoverNote`) when that cannot happen or
+        /// was not measured.
+        public var failover: Failover?
+        public var failoverNote: String?
         public var notes: [String]
         public init(scenario: String, engine: String, disruptionStartMs: Int, disruptionEndMs: Int, recoverySeconds: Double?,
                     recoveryBoundSeconds: Double, recoveryNote: String?, requestsSent: Int, requestsLost: Int,
                     reconnectAttempts: Int, reconnectStorm: Bool, engineRestarted: String?, leaked: Bool?,
-                    leakEvidence: [UplinkPacket], probeLog: String?, probes: [Probe], notes: [String]) {
+                    leakEvidence: [UplinkPacket], probeLog: String?, probes: [Probe], failover: Failover? = nil,
+                    failoverNote: String? = nil, notes: [String]) {
             self.scenario = scenario
             self.engine = engine
             self.disruptionStartMs = disruptionStartMs
@@ -138,30 +144,105 @@ public struct ResilienceReport: Codable, Sendable, Hashable {
             self.leakEvidence = leakEvidence
             self.probeLog = probeLog
             self.probes = probes
+            self.failover = failover
+            self.failoverNote = failoverNote
             self.notes = notes
         }
     }
 
+    /// From the uplink capture of a resolver outage: where the tunnel's queries went once the
+    /// resolver in use stopped answering.
+    public struct Failover: Codable, Sendable, Hashable {
+        /// The resolver taken down (the one the engine was using).
+        public var blockedResolver: String
+        /// Tunnel queries went to another profile resolver after the outage began.
+        public var failedOver: Bool
+        /// The first other profile resolver that got a tunnel query after the outage began.
+        public var resolver: String?
+        /// From the start of the outage to that first query; `nil` when there was none.
+        public var afterMs: Int?
+        /// Tunnel queries (carrier packets) per resolver from the start of the outage on, e.g. "198.18.0.1:53".
+        public var queriesAfterStart: [String: Int]
+        public init(blockedResolver: String, failedOver: Bool, resolver: String?, afterMs: Int?, queriesAfterStart: [String: Int]) {
+            self.blockedResolver = blockedResolver
+            self.failedOver = failedOver
+            self.resolver = resolver
+            self.afterMs = afterMs
+            self.queriesAfterStart = queriesAfterStart
+        }
+        enum CodingKeys: String, CodingKey { case blockedResolver, failedOver, resolver, afterMs, queriesAfterStart }
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(blockedResolver, forKey: .blockedResolver)
+            try c.encode(failedOver, forKey: .failedOver)
+            try c.encode(resolver, forKey: .resolver)
+            try c.encode(afterMs, forKey: .afterMs)
+            try c.encode(queriesAfterStart, forKey: .queriesAfterStart)
+        }
+    }
+
     /// The split-tunnel check: traffic to `tunnelled` destinations must never appear in clear on
-    /// the uplink, traffic to `direct` destinations must never enter the TUN.
+    /// the uplink, traffic to `direct` destinations must never enter the TUN, and a lookup of a
+    /// tunnelled domain must not cross the uplink in clear.
     public struct Split: Codable, Sendable, Hashable {
         public var mode: String
+        /// The IPv4 and IPv6 prefixes of the split.
         public var prefixes: [String]
+        /// The domain names of the split, each with the addresses it resolved to.
+        public var domains: [Domain]
         public var tunnelledProbes: [String]
         public var directProbes: [String]
-        /// Packets to tunnelled destinations seen in clear on the uplink.
+        /// Packets to tunnelled destinations seen in clear on the uplink, and DNS queries for a
+        /// tunnelled domain seen there (a name leak; `query` holds the QNAME, `domain` the entry).
         public var clearOnUplink: [UplinkPacket]
         /// Packets to direct destinations seen inside the TUN.
         public var insideTunnel: [UplinkPacket]
+        /// Probe destinations not seen on the side they were routed to (neither leak nor proof).
+        public var unseenProbes: [String]
+        /// What could not be checked and why.
+        public var notes: [String]
         public var ok: Bool
-        public init(mode: String, prefixes: [String], tunnelledProbes: [String], directProbes: [String],
-                    clearOnUplink: [UplinkPacket], insideTunnel: [UplinkPacket], ok: Bool) {
+
+        /// One domain entry: resolved (A and AAAA) through the sandbox's DNS server as the
+        /// client would, while both sides were captured.
+        public struct Domain: Codable, Sendable, Hashable {
+            public var name: String
+            /// "tunnel" or "direct": the side the profile puts it on.
+            public var side: String
+            /// The server that answered, `nil` when none did.
+            public var server: String?
+            public var addresses: [String]
+            /// Why there are no addresses (no answer, NXDOMAIN, no DNS server), `nil` when resolved.
+            public var note: String?
+            public init(name: String, side: String, server: String?, addresses: [String], note: String?) {
+                self.name = name
+                self.side = side
+                self.server = server
+                self.addresses = addresses
+                self.note = note
+            }
+            enum CodingKeys: String, CodingKey { case name, side, server, addresses, note }
+            public func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(name, forKey: .name)
+                try c.encode(side, forKey: .side)
+                try c.encode(server, forKey: .server)
+                try c.encode(addresses, forKey: .addresses)
+                try c.encode(note, forKey: .note)
+            }
+        }
+
+        public init(mode: String, prefixes: [String], domains: [Domain] = [], tunnelledProbes: [String], directProbes: [String],
+                    clearOnUplink: [UplinkPacket], insideTunnel: [UplinkPacket], unseenProbes: [String] = [], notes: [String] = [], ok: Bool) {
             self.mode = mode
             self.prefixes = prefixes
+            self.domains = domains
             self.tunnelledProbes = tunnelledProbes
             self.directProbes = directProbes
             self.clearOnUplink = clearOnUplink
             self.insideTunnel = insideTunnel
+            self.unseenProbes = unseenProbes
+            self.notes = notes
             self.ok = ok
         }
     }
@@ -225,7 +306,8 @@ extension ResilienceReport.Cycle {
 extension ResilienceReport.Scenario {
     enum CodingKeys: String, CodingKey {
         case scenario, engine, disruptionStartMs, disruptionEndMs, recoverySeconds, recoveryBoundSeconds, recoveryNote, requestsSent,
-             requestsLost, reconnectAttempts, reconnectStorm, engineRestarted, leaked, leakEvidence, probeLog, probes, notes
+             requestsLost, reconnectAttempts, reconnectStorm, engineRestarted, leaked, leakEvidence, probeLog, probes, failover,
+             failoverNote, notes
     }
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -245,6 +327,8 @@ extension ResilienceReport.Scenario {
         try c.encode(leakEvidence, forKey: .leakEvidence)
         try c.encode(probeLog, forKey: .probeLog)
         try c.encode(probes, forKey: .probes)
+        try c.encode(failover, forKey: .failover)
+        try c.encode(failoverNote, forKey: .failoverNote)
         try c.encode(notes, forKey: .notes)
     }
 }

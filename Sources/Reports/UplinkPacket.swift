@@ -26,10 +26,13 @@ public struct UplinkPacket: Sendable, Hashable, Codable {
     /// For DNS: the question name and type.
     public var query: String?
     public var length: Int
+    /// The split-tunnel domain this packet belongs to (its destination is one of the domain's
+    /// resolved addresses, or it asks for the name); `nil` elsewhere.
+    public var domain: String?
 
     public init(atMs: Int, kind: Class, family: Int? = nil, source: String? = nil, destination: String? = nil,
                 transport: String? = nil, sourcePort: Int? = nil, destinationPort: Int? = nil, query: String? = nil,
-                length: Int) {
+                length: Int, domain: String? = nil) {
         self.atMs = atMs
         self.kind = kind
         self.family = family
@@ -40,6 +43,7 @@ public struct UplinkPacket: Sendable, Hashable, Codable {
         self.destinationPort = destinationPort
         self.query = query
         self.length = length
+        self.domain = domain
     }
 
     /// A line for people: `+812 ms udp 198.19.7.2:40211 -> 198.18.0.1:53 DNS A x.leak...`.
@@ -48,7 +52,9 @@ public struct UplinkPacket: Sendable, Hashable, Codable {
         if let source { text += " " + endpoint(source, sourcePort) }
         if let destination { text += " -> " + endpoint(destination, destinationPort) }
         if let query { text += " DNS \(query)" }
-        return text + " (\(length) B)"
+        text += " (\(length) B)"
+        if let domain { text += " [\(domain)]" }
+        return text
     }
 
     private func endpoint(_ host: String, _ port: Int?) -> String {

@@ -46,26 +46,50 @@ public struct Profile: Sendable, Hashable {
     public var claimIPv6: Bool
     /// Settings per engine name (`iodine`, `openvpn`, `wireguard`, `command`).
     public var engines: [String: EngineSettings]
-    /// A split tunnel: `"split": {"include": [prefixes]}` sends only those into the tunnel,
-    /// `{"exclude": [prefixes]}` sends everything but those (docs/RESILIENCE.md).
+    /// A split tunnel: `"split": {"include": [entries]}` sends only those into the tunnel,
+    /// `{"exclude": [entries]}` sends everything but those (docs/RESILIENCE.md). An entry is an
+    /// IPv4 prefix, an IPv6 prefix or a domain name (whose resolved addresses are routed).
     public var split: Split?
 
     public struct Split: Sendable, Hashable {
         public enum Mode: String, Sendable, Hashable { case include, exclude }
         public var mode: Mode
-        /// IPv4 prefixes `a.b.c.d/len` as written.
-        public var prefixes: [String]
-        public init(mode: Mode, prefixes: [String]) {
+        /// Prefixes (canonical text, host bits zero) and domain names (lower case, no trailing dot), in the profile's order.
+        public var entries: [String]
+        public init(mode: Mode, entries: [String]) {
             self.mode = mode
-            self.prefixes = prefixes
+            self.entries = entries
         }
-    }
 
-    /// `a.b.c.d/len` with len in 0...32.
-    public static func isIPv4Prefix(_ text: String) -> Bool {
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, IPAddress.v4Bytes(String(parts[0])) != nil, let length = Int(parts[1]) else { return false }
-        return (0...32).contains(length)
+        /// The IPv4 and IPv6 prefixes among the entries.
+        public var prefixes: [IPPrefix] { entries.compactMap { try? IPPrefix(parsing: $0) } }
+        /// The domain names among the entries.
+        public var domains: [String] { entries.filter { (try? IPPrefix(parsing: $0)) == nil } }
+
+        /// One entry checked and normalized: a prefix as written, a domain lower-cased without
+        /// its trailing dot; the problem otherwise.
+        public static func entry(_ text: String) -> Result<String, EntryProblem> {
+            let looksNumeric = text.contains("/") || text.contains(":")
+                || text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || $0 == 46 }
+            if looksNumeric {
+                if IPAddress.isLiteral(text) {
+                    return .failure(EntryProblem("\"\(text)\" is an address without a prefix length (write \(text)/\(text.contains(":") ? 128 : 32))"))
+                }
+                do { return .success(try IPPrefix(parsing: text).description) } catch { return .failure(EntryProblem("\"\(text)\" \(error)")) }
+            }
+            let lowered = text.hasSuffix(".") ? String(text.lowercased().dropLast()) : text.lowercased()
+            if let problem = Profile.hostNameProblem(lowered) { return .failure(EntryProblem("\"\(text)\" is not a domain name: \(problem)")) }
+            // RFC 1123 2.1 / RFC 3696 2: a top-level label is never all digits.
+            if lowered.split(separator: ".").last?.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) == true {
+                return .failure(EntryProblem("\"\(text)\" is neither a prefix nor a domain name (its last label is all digits)"))
+            }
+            return .success(lowered)
+        }
+
+        public struct EntryProblem: Error, Sendable, Hashable, CustomStringConvertible {
+            public var description: String
+            init(_ description: String) { self.description = description }
+        }
     }
 
     static let fecDirections: Set<String> = ["download", "upload", "both"]
@@ -172,14 +196,16 @@ public struct Profile: Sendable, Hashable {
                 throw ProfileError(field: "split", "needs exactly one of include or exclude")
             }
             let mode: Split.Mode = include != nil ? .include : .exclude
-            let prefixes = include ?? exclude ?? []
-            guard !prefixes.isEmpty else { throw ProfileError(field: "split.\(mode.rawValue)", "is empty") }
-            for (index, prefix) in prefixes.enumerated() {
-                guard isIPv4Prefix(prefix) else {
-                    throw ProfileError(field: "split.\(mode.rawValue)[\(index)]", "\"\(prefix)\" is not an IPv4 prefix a.b.c.d/len")
+            let written = include ?? exclude ?? []
+            guard !written.isEmpty else { throw ProfileError(field: "split.\(mode.rawValue)", "is empty") }
+            var entries: [String] = []
+            for (index, text) in written.enumerated() {
+                switch Split.entry(text) {
+                case .success(let entry): entries.append(entry)
+                case .failure(let problem): throw ProfileError(field: "split.\(mode.rawValue)[\(index)]", problem.description)
                 }
             }
-            split = Split(mode: mode, prefixes: prefixes)
+            split = Split(mode: mode, entries: entries)
         }
 
         return Profile(version: version, name: name, tunnelProtocol: tunnelProtocol, domain: domain, resolvers: resolvers,

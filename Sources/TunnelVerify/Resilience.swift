@@ -70,6 +70,13 @@ public enum Resilience {
         var session = ResilienceSession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox)
         await session.execute()
         let finished = session
+        // The engine's own words (reconnect attempts, its view of an outage) stay with the report.
+        if let directory = configuration.directory, session.starts > 0 {
+            for start in 1...session.starts {
+                let name = "/engine-\(start).log"
+                if let text = Host.readText(sandbox.directory + name) { try? Host.writeFile(directory + name, text) }
+            }
+        }
         // A fresh task: cleanup must not see the cancellation that may have ended the run.
         await Task.detached { await finished.restoreUplink(); await sandbox.destroy(tools: tools) }.value
         return session.report(info: info)
@@ -91,6 +98,8 @@ struct ResilienceSession: Sendable {
     var interrupted = false
     var starts = 0
     var split: ResilienceReport.Split?
+    /// Split domain -> the addresses it resolved to in the split check.
+    var resolved: [String: [String]] = [:]
 
     init(configuration: ResilienceConfiguration, engine: Engine, tools: Tools, sandbox: Sandbox) {
         self.configuration = configuration
@@ -115,6 +124,9 @@ struct ResilienceSession: Sendable {
 
     var carriers: [String] { engine.carriers.map(\.host) }
     var appliedSplit: Profile.Split? { configuration.appliedSplit ?? configuration.profile.split }
+    /// The applied split with its domains' resolved addresses as host routes (none before the
+    /// split check has resolved them).
+    var routedSplit: SplitCheck.Routed? { appliedSplit.map { SplitCheck.Routed($0, resolved: resolved) } }
 
     // MARK: - engine up and down
 
@@ -161,7 +173,7 @@ struct ResilienceSession: Sendable {
         }
         do {
             try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
-                                           split: appliedSplit, tools: tools)
+                                           split: routedSplit, tools: tools)
         } catch {
             throw StartFailure(reason: error.message, process: process)
         }
@@ -178,8 +190,8 @@ struct ResilienceSession: Sendable {
             }
         }
         // Routes again, idempotently: an engine may reconfigure its TUN during the handshake.
-        try? await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
-                                        split: appliedSplit, tools: tools)
+        _ = try? await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
+                                        split: routedSplit, tools: tools)
         while true {
             let result = await SandboxProbes.httpGet(url: configuration.whoami, namespacePath: sandbox.namespacePath, timeout: .seconds(1))
             if case .success = result { break }
@@ -255,7 +267,7 @@ struct ResilienceSession: Sendable {
                 if Task.isCancelled { interrupted = true; break }
                 cycles.append(.init(index: index, ok: false, stopMs: stopMs, failure: error.reason))
             }
-            await sandbox.removeTunnelRoutes(carriers: carriers, split: appliedSplit, tools: tools)
+            await sandbox.removeTunnelRoutes(carriers: carriers, split: routedSplit, tools: tools)
             let snapshot = await sandbox.snapshot(tools: tools)
             stray += snapshot.processes.map { "after cycle \(index): \($0)" }
             after.append(snapshot)
@@ -297,6 +309,13 @@ struct ResilienceSession: Sendable {
         let flow = Task { await ProbeFlow.run(url: url, namespacePath: path, origin: origin, interval: interval, timeout: timeout,
                                               expectedExit: exit, stop: stopFlag) }
         let logBefore = running.process.logText.split(whereSeparator: \.isNewline).count
+        // With several resolvers, a second capture of the baseline tells which one is in use.
+        var inUseCapture: UplinkCapture?
+        if kind == .resolverOutage, engine.carriers.count > 1 {
+            inUseCapture = try? await UplinkCapture.start(namespacePath: path, interface: sandbox.uplink,
+                                                          path: directory + "/uplink-\(name)-baseline.pcap", origin: origin)
+        }
+        var blockedResolver: Endpoint?
         try? await clock.sleep(for: configuration.baseline)
 
         var current: Running? = running
@@ -312,7 +331,7 @@ struct ResilienceSession: Sendable {
                 try await sandbox.setUplink(up: true, tools: tools)
                 try await sandbox.uplinkRoutes(gateway: gateway, tools: tools)
                 try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
-                                               split: appliedSplit, tools: tools)
+                                               split: routedSplit, tools: tools)
                 capture = try? await UplinkCapture.start(namespacePath: path, interface: sandbox.uplink,
                                                          path: directory + "/uplink-\(name)-after.pcap", origin: origin)
                 if capture == nil {
@@ -325,16 +344,23 @@ struct ResilienceSession: Sendable {
                 uplinkAddress = moved.address
                 try await sandbox.uplinkRoutes(gateway: gateway, tools: tools)
                 try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
-                                               split: appliedSplit, tools: tools)
+                                               split: routedSplit, tools: tools)
                 scenarioNotes.append("uplink moved to \(moved.address) via \(moved.gateway)")
             case .resolverOutage:
-                guard let resolver = carriers.first else { break }
+                // The resolver in use: the one most of the baseline's tunnel queries went to.
+                var resolver = engine.carriers.first
+                if let probe = inUseCapture, let domain = engine.carrierDomain {
+                    let seen = await probe.stop().map {
+                        UplinkPacket.decode($0.bytes, atMs: $0.offset.milliseconds, carriers: engine.carriers, carrierDomain: domain)
+                    }
+                    inUseCapture = nil
+                    resolver = ResolverFailover.inUse(seen, resolvers: engine.carriers, domain: domain) ?? resolver
+                }
+                guard let resolver else { break }
+                blockedResolver = resolver
                 try await sandbox.blockResolver(resolver, tools: tools)
                 try? await clock.sleep(for: length ?? .seconds(1))
                 await sandbox.unblockResolver(tools: tools)
-                if configuration.profile.resolvers.count > 1 {
-                    scenarioNotes.append("the profile lists \(configuration.profile.resolvers.count) resolvers; \(engine.kind.rawValue) was started with \(resolver) only, so there was nothing to fail over to")
-                }
             case .engineRestart:
                 // SIGKILL: the engine gets no chance to tidy up, as when the system kills it.
                 Host.signal(running.pid, SIGKILL)
@@ -356,8 +382,11 @@ struct ResilienceSession: Sendable {
         // Probes until the first answer sent after the disruption, or the bound.
         let bound = origin + .milliseconds(endMs) + configuration.recoveryBound
         var recoveredProbe = false
+        // Polled no faster than the flow itself, so that the poll adds no traffic of its own
+        // beyond the flow's rate (an engine may wait for a quiet TUN before it retransmits).
+        let poll = max(Duration.milliseconds(200), configuration.probeInterval)
         while clock.now < bound, !Task.isCancelled {
-            try? await clock.sleep(for: .milliseconds(200))
+            try? await clock.sleep(for: poll)
             // The flow's own log is read at the end; here a direct probe tells when to stop waiting.
             if case .success = await SandboxProbes.httpGet(url: url, namespacePath: path, timeout: timeout) { recoveredProbe = true; break }
         }
@@ -379,6 +408,29 @@ struct ResilienceSession: Sendable {
 
         let packets = frames.map { UplinkPacket.decode($0.bytes, atMs: $0.offset.milliseconds, carriers: engine.carriers, carrierDomain: engine.carrierDomain) }
         let leaks = packets.filter { $0.kind != .carrier && $0.kind != .linkControl }
+        if let probe = inUseCapture { _ = await probe.stop() }
+        // An engine that reconfigures its TUN (a new session sets the address again) can take the
+        // routes through it with it: then traffic meant for the tunnel leaves by the uplink
+        // (the capture shows it). Said, and the routes set again for what follows.
+        if current != nil, let device = await sandbox.routeDevice(to: url.host, tools: tools), device != sandbox.tunDevice {
+            scenarioNotes.append("at the end of the scenario \(url.host) was routed through \(device), not the TUN: the routes through the TUN were gone (the engine reconfigured its TUN); the tool set them again")
+            _ = try? await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
+                                            split: routedSplit, tools: tools)
+        }
+        var failover: ResilienceReport.Failover?
+        var failoverNote: String?
+        if kind == .resolverOutage {
+            failoverNote = ResolverFailover.notMeasurable(engine: engine.kind, carriers: engine.carriers,
+                                                          profileResolvers: configuration.profile.resolvers.count)
+            if failoverNote == nil {
+                if let blocked = blockedResolver, let domain = engine.carrierDomain, captured {
+                    failover = ResolverFailover.measure(packets, blocked: blocked, resolvers: engine.carriers, domain: domain,
+                                                        outageStartMs: startMs)
+                } else {
+                    failoverNote = captured ? "no resolver was taken down" : "the uplink was not captured"
+                }
+            }
+        }
         let recovery = ProbeFlow.recovery(probes, disruptionEndMs: endMs)
         let boundSeconds = Double(configuration.recoveryBound.milliseconds) / 1000
         let logName = "probes-\(name).csv"
@@ -390,11 +442,13 @@ struct ResilienceSession: Sendable {
             recoveryNote: recovery == nil ? (interrupted ? "interrupted before recovery" : "did not recover within \(Self.seconds(configuration.recoveryBound)) s") : nil,
             requestsSent: probes.count, requestsLost: probes.filter { !$0.ok }.count, reconnectAttempts: attempts, reconnectStorm: storm,
             engineRestarted: restartedBy, leaked: captured ? !leaks.isEmpty : nil,
-            leakEvidence: leaks, probeLog: configuration.directory == nil ? nil : logName, probes: probes, notes: scenarioNotes))
+            leakEvidence: leaks, probeLog: configuration.directory == nil ? nil : logName, probes: probes, failover: failover,
+            failoverNote: failoverNote, notes: scenarioNotes))
         return current
     }
 
-    /// The split-tunnel check with the engine up (SplitCheck).
+    /// The split-tunnel check with the engine up (SplitCheck): both sides captured while the
+    /// split's domains are resolved, their addresses routed, and the probes sent.
     mutating func splitCheck() async {
         guard let declared = configuration.profile.split else { return }
         let origin = clock.now
@@ -406,8 +460,38 @@ struct ResilienceSession: Sendable {
             notes.append("split check not run: cannot capture on the uplink and the TUN")
             return
         }
-        let targets = SplitCheck.targets(declared)
+        // The client resolves through the DNS servers the tunnel hands the system (resolv.conf).
+        var ids = SeededGenerator(seed: configuration.seed ^ 0x5370_6C69_7444_4E53)
+        var domains: [ResilienceReport.Split.Domain] = []
+        let applied = appliedSplit ?? declared
+        var names = declared.domains
+        for name in applied.domains where !names.contains(name) { names.append(name) }
+        for name in names {
+            let answer = await SplitCheck.resolve(name, servers: configuration.profile.dns, namespacePath: sandbox.namespacePath, ids: &ids)
+            resolved[name] = answer.addresses
+            if declared.domains.contains(name) {
+                domains.append(.init(name: name, side: declared.mode == .include ? "tunnel" : "direct", server: answer.server,
+                                     addresses: answer.addresses, note: answer.note))
+            }
+        }
+        var checkNotes: [String] = []
+        var ipv6IntoTunnel = true
+        do {
+            ipv6IntoTunnel = try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
+                                                            split: routedSplit, tools: tools)
+        } catch {
+            checkNotes.append("the split's routes could not be applied: \(error.message)")
+        }
+        let routed = SplitCheck.Routed(declared, resolved: resolved)
+        var targets = SplitCheck.targets(routed)
         await SplitCheck.send(to: targets.tunnelled + targets.direct, namespacePath: sandbox.namespacePath)
+        let unroutable = targets.tunnelled.filter { $0.contains(":") }
+        if !ipv6IntoTunnel, !unroutable.isEmpty {
+            // Still sent (a wrong route would show them on the uplink), but not required inside the TUN.
+            targets.tunnelled.removeAll { $0.contains(":") }
+            let mtu = await sandbox.tunMTU(tools: tools).map { "its MTU is \($0)" } ?? "its MTU is unknown"
+            checkNotes.append("the IPv6 half was not checked: the TUN takes no IPv6 (\(mtu); IPv6 needs at least 1280, RFC 8200 5), so the tunnelled IPv6 destinations were routed to a blackhole; sent but not expected in the TUN: \(unroutable.joined(separator: ", "))")
+        }
         try? await clock.sleep(for: .milliseconds(300))
         let uplinkPackets = await uplink.stop().map {
             UplinkPacket.decode($0.bytes, atMs: $0.offset.milliseconds, carriers: engine.carriers, carrierDomain: engine.carrierDomain)
@@ -415,7 +499,8 @@ struct ResilienceSession: Sendable {
         let tunPackets = await tun.stop().map {
             UplinkPacket.decode(SplitCheck.ethernet($0.bytes), atMs: $0.offset.milliseconds, carriers: [], carrierDomain: nil)
         }
-        split = SplitCheck.judge(split: declared, targets: targets, uplink: uplinkPackets, tun: tunPackets)
+        split = SplitCheck.judge(declared: declared, routed: routed, domains: domains, targets: targets, uplink: uplinkPackets,
+                                 tun: tunPackets, notes: checkNotes)
     }
 
     /// Log lines that mark a reconnect attempt, per engine.

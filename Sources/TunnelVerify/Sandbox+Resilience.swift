@@ -14,43 +14,85 @@ extension Sandbox {
     }
 
     /// The tunnel's routes with the carriers excluded through `gateway`. With a split, only the
-    /// included prefixes go into the TUN (or everything but the excluded ones).
-    func tunnelRoutes(carriers: [String], gateway: String, claimIPv6: Bool, split: Profile.Split?, tools: Tools) async throws(VerifyError) {
+    /// included prefixes (and the resolved addresses of included domains) go into the TUN, or
+    /// everything but the excluded ones; IPv6 prefixes likewise through `-6`.
+    /// Returns whether IPv6 could be routed into the TUN: a TUN whose MTU is below 1280 has no
+    /// IPv6 (RFC 8200 5; iodine's is 1130), and then the IPv6 routes meant for it are blackholes
+    /// (fail closed: nothing meant for the tunnel leaves through the uplink).
+    @discardableResult
+    func tunnelRoutes(carriers: [String], gateway: String, claimIPv6: Bool, split: SplitCheck.Routed?, tools: Tools) async throws(VerifyError) -> Bool {
+        var ipv6IntoTunnel = true
         let ip = tools.ip
         for host in Set(carriers).sorted() where !host.contains(":") {
             try await Host.check([ip, "-n", namespace, "route", "replace", host + "/32", "via", gateway, "dev", uplink])
         }
+        func family(_ prefix: IPPrefix) -> [String] { prefix.family == 6 ? ["-6"] : [] }
         switch split?.mode {
         case .include?:
             for prefix in split?.prefixes ?? [] {
-                try await Host.check([ip, "-n", namespace, "route", "replace", prefix, "dev", tunDevice, "metric", "1"])
+                let added = try await Host.run([ip, "-n", namespace] + family(prefix) + ["route", "replace", prefix.description, "dev", tunDevice, "metric", "1"])
+                guard added.status != 0 else { continue }
+                guard prefix.family == 6 else {
+                    throw VerifyError(.sandboxFailed, "cannot route \(prefix) into \(tunDevice): \(Host.lastLine(added.error) ?? "status \(added.status)")")
+                }
+                ipv6IntoTunnel = false
+                try await Host.check([ip, "-n", namespace, "-6", "route", "replace", "blackhole", prefix.description, "metric", "1"])
             }
         case .exclude?:
-            try await Host.check([ip, "-n", namespace, "route", "replace", "default", "dev", tunDevice, "metric", "1"])
+            ipv6IntoTunnel = try await defaultRoutes(claimIPv6: claimIPv6, tools: tools)
             for prefix in split?.prefixes ?? [] {
-                try await Host.check([ip, "-n", namespace, "route", "replace", prefix, "via", gateway, "dev", uplink])
+                let via = prefix.family == 6 ? hostAddress6 : gateway
+                try await Host.check([ip, "-n", namespace] + family(prefix) + ["route", "replace", prefix.description, "via", via, "dev", uplink])
             }
         case nil:
-            try await Host.check([ip, "-n", namespace, "route", "replace", "default", "dev", tunDevice, "metric", "1"])
-            if claimIPv6 {
-                let added = try await Host.run([ip, "-n", namespace, "-6", "route", "replace", "default", "dev", tunDevice, "metric", "1"])
-                if added.status != 0 {
-                    try await Host.check([ip, "-n", namespace, "-6", "route", "replace", "blackhole", "default", "metric", "1"])
-                }
-            }
+            ipv6IntoTunnel = try await defaultRoutes(claimIPv6: claimIPv6, tools: tools)
         }
+        return ipv6IntoTunnel
+    }
+
+    /// Default IPv4 (and IPv6 when claimed) into the TUN; a blackhole for IPv6 when the TUN
+    /// takes no IPv6 route.
+    private func defaultRoutes(claimIPv6: Bool, tools: Tools) async throws(VerifyError) -> Bool {
+        let ip = tools.ip
+        try await Host.check([ip, "-n", namespace, "route", "replace", "default", "dev", tunDevice, "metric", "1"])
+        guard claimIPv6 else { return true }
+        let added = try await Host.run([ip, "-n", namespace, "-6", "route", "replace", "default", "dev", tunDevice, "metric", "1"])
+        guard added.status != 0 else { return true }
+        try await Host.check([ip, "-n", namespace, "-6", "route", "replace", "blackhole", "default", "metric", "1"])
+        return false
+    }
+
+    /// The TUN's MTU as `ip link` reports it.
+    func tunMTU(tools: Tools) async -> Int? {
+        guard let outcome = try? await Host.run([tools.ip, "-n", namespace, "-o", "link", "show", "dev", tunDevice]) else { return nil }
+        let words = outcome.output.split(whereSeparator: \.isWhitespace)
+        guard let index = words.firstIndex(of: "mtu"), index + 1 < words.count else { return nil }
+        return Int(words[index + 1])
     }
 
     /// Takes away the routes `tunnelRoutes` set, as a client does on disconnect, so that what
     /// stays behind after a cycle is the engine's own doing.
-    func removeTunnelRoutes(carriers: [String], split: Profile.Split?, tools: Tools) async {
+    func removeTunnelRoutes(carriers: [String], split: SplitCheck.Routed?, tools: Tools) async {
         let ip = tools.ip
         for host in Set(carriers).sorted() where !host.contains(":") {
             _ = try? await Host.run([ip, "-n", namespace, "route", "del", host + "/32"])
         }
-        for prefix in split?.prefixes ?? [] { _ = try? await Host.run([ip, "-n", namespace, "route", "del", prefix]) }
+        for prefix in split?.prefixes ?? [] {
+            let family = prefix.family == 6 ? ["-6"] : []
+            _ = try? await Host.run([ip, "-n", namespace] + family + ["route", "del", prefix.description])
+            if prefix.family == 6 { _ = try? await Host.run([ip, "-n", namespace, "-6", "route", "del", "blackhole", prefix.description]) }
+        }
         _ = try? await Host.run([ip, "-n", namespace, "route", "del", "default", "dev", tunDevice, "metric", "1"])
         _ = try? await Host.run([ip, "-n", namespace, "-6", "route", "del", "default", "metric", "1"])
+    }
+
+    /// The device the sandbox routes `address` through, `nil` when there is no route.
+    func routeDevice(to address: String, tools: Tools) async -> String? {
+        let family = address.contains(":") ? "-6" : "-4"
+        guard let outcome = try? await Host.run([tools.ip, "-n", namespace, family, "route", "get", address]), outcome.status == 0 else { return nil }
+        let words = outcome.output.split(whereSeparator: \.isWhitespace)
+        guard let dev = words.firstIndex(of: "dev"), dev + 1 < words.count else { return nil }
+        return String(words[dev + 1])
     }
 
     func setUplink(up: Bool, tools: Tools) async throws(VerifyError) {
@@ -72,15 +114,16 @@ extension Sandbox {
         return (gateway, address)
     }
 
-    /// Drops everything the sandbox sends to `resolver` on port 53 (the resolver "stops
+    /// Drops everything the sandbox sends to `resolver` on its port (the resolver "stops
     /// answering"); the table lives in the sandbox namespace and goes with it.
-    func blockResolver(_ resolver: String, tools: Tools) async throws(VerifyError) {
+    func blockResolver(_ resolver: Endpoint, tools: Tools) async throws(VerifyError) {
+        let family = resolver.isIPv6 ? "ip6" : "ip"
         let rules = """
-            table ip tpvr_\(id) {
+            table inet tpvr_\(id) {
                 chain output {
                     type filter hook output priority filter; policy accept;
-                    ip daddr \(resolver) udp dport 53 drop
-                    ip daddr \(resolver) tcp dport 53 drop
+                    \(family) daddr \(resolver.host) udp dport \(resolver.port) drop
+                    \(family) daddr \(resolver.host) tcp dport \(resolver.port) drop
                 }
             }
 
@@ -91,7 +134,7 @@ extension Sandbox {
     }
 
     func unblockResolver(tools: Tools) async {
-        _ = try? await Host.run([tools.ip, "netns", "exec", namespace, tools.nft, "delete", "table", "ip", "tpvr_\(id)"])
+        _ = try? await Host.run([tools.ip, "netns", "exec", namespace, tools.nft, "delete", "table", "inet", "tpvr_\(id)"])
     }
 
     /// What an engine can leave behind in the sandbox: TUN devices, routes, sockets (from the

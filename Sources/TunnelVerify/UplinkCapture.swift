@@ -30,7 +30,7 @@ final class UplinkCapture: Sendable {
         let sinceOrigin = ContinuousClock.now - origin
         let originNanos = Int64(Date().timeIntervalSince1970 * 1e9) - Int64(sinceOrigin.milliseconds) * 1_000_000
         // Only what the sandbox sends: a leak is a packet sent, whatever comes back.
-        let live = LiveCapture(device: interface, filter: "outbound", snapLength: 2048, writeTo: path)
+        let live = LiveCapture(device: interface, filter: "", snapLength: 2048, writeTo: path, outboundOnly: true)
         let failure = try await NamespaceThread.run(in: namespacePath) { () -> String? in
             do {
                 try live.start()

@@ -38,6 +38,15 @@ struct ResilienceCommand: AsyncParsableCommand {
     @Option(help: "Key file: OpenVPN static key or WireGuard private key.")
     var keyFile: String?
 
+    @Option(name: .customLong("engine-arg"), help: "Extra argument for the engine (repeatable).")
+    var engineArguments: [String] = []
+
+    @Option(help: "With --engine command: the engine's command line; {tun} stands for the TUN device.")
+    var engineCommand: String?
+
+    @Option(help: "With --engine command: a regular expression whose match in the engine's log is handshake evidence.")
+    var handshakePattern: String?
+
     @Option(help: "HTTP endpoint (http://IP[:port]/path) reached through the tunnel by the probe flow.")
     var whoamiURL: String
 
@@ -52,6 +61,9 @@ struct ResilienceCommand: AsyncParsableCommand {
 
     @Option(help: "Seconds after a disruption within which traffic must flow again.")
     var recoveryBound: Double = 30
+
+    @Option(help: "Milliseconds between the probes of the steady flow (20 to 10000).")
+    var probeInterval: Int = 100
 
     @Option(help: "Seconds one engine start may take up to the first data.")
     var deadline: Double = 25
@@ -79,6 +91,9 @@ struct ResilienceCommand: AsyncParsableCommand {
         overrides.password = password
         overrides.passwordFile = passwordFile
         overrides.keyFile = keyFile
+        overrides.extraArguments = engineArguments
+        overrides.command = engineCommand.map { $0.split(separator: " ").map(String.init) } ?? []
+        overrides.handshakePattern = handshakePattern
         var configuration = ResilienceConfiguration(profile: parsed, engine: kind, overrides: overrides, whoami: url,
                                                     seed: seed ?? UInt64.random(in: 0...UInt64.max))
         guard (0...100).contains(cycles) else { throw fail("--cycles must be in 0...100", .validationFailure) }
@@ -106,18 +121,26 @@ struct ResilienceCommand: AsyncParsableCommand {
         configuration.outages = outages
         guard recoveryBound > 0, recoveryBound <= 600 else { throw fail("--recovery-bound must be in (0, 600] seconds", .validationFailure) }
         configuration.recoveryBound = .milliseconds(Int64(recoveryBound * 1000))
+        guard (20...10_000).contains(probeInterval) else { throw fail("--probe-interval must be 20 to 10000 ms", .validationFailure) }
+        configuration.probeInterval = .milliseconds(probeInterval)
         guard deadline > 0, deadline <= 600 else { throw fail("--deadline must be in (0, 600] seconds", .validationFailure) }
         configuration.deadline = .milliseconds(Int64(deadline * 1000))
         configuration.stateRoot = stateRoot
         if let applySplit {
             let words = applySplit.split(separator: " ")
-            let prefixes = words.dropFirst().flatMap { $0.split(separator: ",") }.map(String.init)
-            guard words.count == 2, let mode = Profile.Split.Mode(rawValue: String(words[0])),
-                  !prefixes.isEmpty, prefixes.allSatisfy({ Profile.isIPv4Prefix($0) }) else {
-                throw fail("--apply-split \(applySplit): use \"include|exclude a.b.c.d/len[,...]\"", .validationFailure)
+            let written = words.dropFirst().flatMap { $0.split(separator: ",") }.map(String.init)
+            guard words.count == 2, let mode = Profile.Split.Mode(rawValue: String(words[0])), !written.isEmpty else {
+                throw fail("--apply-split \(applySplit): use \"include|exclude ENTRY[,ENTRY...]\" (prefixes or domain names)", .validationFailure)
+            }
+            var entries: [String] = []
+            for text in written {
+                switch Profile.Split.entry(text) {
+                case .success(let entry): entries.append(entry)
+                case .failure(let problem): throw fail("--apply-split: \(problem)", .validationFailure)
+                }
             }
             guard parsed.split != nil else { throw fail("--apply-split needs a profile with a split", .validationFailure) }
-            configuration.appliedSplit = Profile.Split(mode: mode, prefixes: prefixes)
+            configuration.appliedSplit = Profile.Split(mode: mode, entries: entries)
         }
         try await Self.execute(configuration, out: out, common: common)
     }

@@ -88,4 +88,32 @@ struct ProfileTests {
         #expect(leak.summary.contains("198.18.0.1:53 DNS A leak.other.example"))
         #expect(UplinkPacket.decode([1, 2, 3], atMs: 0, carriers: carrier, carrierDomain: nil).kind == .other)
     }
+
+    @Test func splitEntriesArePrefixesOfBothFamiliesOrDomains() throws {
+        let base = #"{"version":1,"name":"x","protocol":"iodine","domain":"t.example","resolvers":[{"address":"192.0.2.1"}]"#
+        let good = try Profile.parse(Array((base + #","split":{"include":["198.51.100.0/24","2001:DB8:5::/48","In.Split.Test."]}}"#).utf8))
+        let split = try #require(good.split)
+        #expect(split.entries == ["198.51.100.0/24", "2001:db8:5::/48", "in.split.test"])
+        #expect(split.prefixes.map(\.family) == [4, 6] && split.domains == ["in.split.test"])
+        let exclude = try Profile.parse(Array((base + #","split":{"exclude":["198.51.100.0/24"]}}"#).utf8))
+        #expect(exclude.split == Profile.Split(mode: .exclude, entries: ["198.51.100.0/24"]))
+        for (text, field, words) in [
+            (#","split":{"include":["198.51.100.0/33"]}}"#, "split.include[0]", "outside 0...32"),
+            (#","split":{"include":["198.18.2.0/24","2001:db8::/129"]}}"#, "split.include[1]", "outside 0...128"),
+            (#","split":{"include":["198.51.100.7/24"]}}"#, "split.include[0]", "198.51.100.0/24"),
+            (#","split":{"exclude":["2001:db8::1"]}}"#, "split.exclude[0]", "2001:db8::1/128"),
+            (#","split":{"include":["x.test","bad_-.name-"]}}"#, "split.include[1]", "not a domain name"),
+            (#","split":{"include":["1.2.3"]}}"#, "split.include[0]", "is not an IPv4 prefix"),
+            (#","split":{"include":["single"]}}"#, "split.include[0]", "two labels"),
+            (#","split":{"include":["a"],"exclude":["b"]}}"#, "split", "exactly one"),
+            (#","split":{"include":[]}}"#, "split.include", "is empty"),
+        ] {
+            do {
+                _ = try Profile.parse(Array((base + text).utf8))
+                Issue.record("accepted \(text)")
+            } catch {
+                #expect(error.description.contains(field) && error.description.contains(words), "\(error)")
+            }
+        }
+    }
 }

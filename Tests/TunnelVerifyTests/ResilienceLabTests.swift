@@ -9,15 +9,15 @@ import Testing
 /// 9-second fragment-size probe, the session still goes through the lab's real resolver.
 let resilienceLab = TunnelLab()
 
-func resilience(_ lab: LabStatus, profile: String, command: String = "resilience", _ extra: [String]) async throws
+func resilience(_ lab: LabStatus, profile: String, command: String = "resilience", binary: String? = nil, _ extra: [String]) async throws
     -> (status: Int32, report: ResilienceReport?, stderr: String, directory: String) {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tp-resil-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let path = directory + "/profile.json"
     try profile.write(toFile: path, atomically: true, encoding: .utf8)
-    let binary = await resilienceLab.binary
+    let resolved = if let binary { binary } else { await resilienceLab.binary }
     let argv = Lab.namespaceCommand(name: lab.name, role: .client, command: [
-        binary, command, "--profile", path, "--out", directory + "/out", "--quiet", "--seed", "7", "--deadline", "20",
+        resolved, command, "--profile", path, "--out", directory + "/out", "--quiet", "--seed", "7", "--deadline", "20",
         "--whoami-url", lab.tunnel!.whoamiURL,
     ] + extra)
     let outcome = try await Host.run(["/usr/bin/env"] + argv)

@@ -9,6 +9,8 @@ struct ResilienceMarkdownTests {
                           vantage: "lab", seed: 7, startedAt: "2026-11-21T12:00:00Z", finishedAt: "2026-11-21T12:01:00Z")
         let leak = UplinkPacket(atMs: 1500, kind: .ipv4, family: 4, source: "198.19.3.138", destination: "198.18.2.2",
                                 transport: "tcp", sourcePort: 40000, destinationPort: 80, length: 60)
+        let nameLeak = UplinkPacket(atMs: 40, kind: .dns, family: 4, source: "198.19.3.138", destination: "198.18.0.1", transport: "udp",
+                                    sourcePort: 5353, destinationPort: 53, query: "AAAA in.split.test.", length: 74, domain: "in.split.test")
         let probes: [ResilienceReport.Probe] = (0..<30).map { i in
             let at = i * 100
             let down = at >= 1000 && at < 2300
@@ -28,9 +30,22 @@ struct ResilienceMarkdownTests {
                       recoveryBoundSeconds: 10, recoveryNote: "did not recover within 10 s", requestsSent: 110, requestsLost: 100,
                       reconnectAttempts: 40, reconnectStorm: true, engineRestarted: nil, leaked: true, leakEvidence: [leak],
                       probeLog: nil, probes: [], notes: ["uplink moved to 198.19.41.98 via 198.19.41.97"]),
+                .init(scenario: "resolver-outage-1s", engine: "command", disruptionStartMs: 1000, disruptionEndMs: 2000, recoverySeconds: 0.4,
+                      recoveryBoundSeconds: 10, recoveryNote: nil, requestsSent: 30, requestsLost: 9, reconnectAttempts: 0,
+                      reconnectStorm: false, engineRestarted: nil, leaked: false, leakEvidence: [], probeLog: nil, probes: [],
+                      failover: .init(blockedResolver: "198.18.0.1:53", failedOver: true, resolver: "198.18.4.1:53", afterMs: 312,
+                                      queriesAfterStart: ["198.18.0.1:53": 4, "198.18.4.1:53": 21]), notes: []),
+                .init(scenario: "resolver-outage-5s", engine: "iodine", disruptionStartMs: 1000, disruptionEndMs: 6000, recoverySeconds: nil,
+                      recoveryBoundSeconds: 10, recoveryNote: "did not recover within 10 s", requestsSent: 150, requestsLost: 140,
+                      reconnectAttempts: 0, reconnectStorm: false, engineRestarted: nil, leaked: false, leakEvidence: [], probeLog: nil,
+                      probes: [], failoverNote: "iodine takes a single resolver on its command line", notes: []),
             ],
-            split: .init(mode: "include", prefixes: ["198.18.2.0/24"], tunnelledProbes: ["198.18.2.1"], directProbes: ["203.0.113.1"],
-                         clearOnUplink: [], insideTunnel: [leak], ok: false),
+            split: .init(mode: "include", prefixes: ["198.18.2.0/24", "2001:db8:5::/48"],
+                         domains: [.init(name: "in.split.test", side: "tunnel", server: "198.18.0.1", addresses: ["198.51.100.80", "2001:db8:5911::80"], note: nil),
+                                   .init(name: "gone.split.test", side: "tunnel", server: "198.18.0.1", addresses: [], note: "198.18.0.1 answered with NXDOMAIN")],
+                         tunnelledProbes: ["198.18.2.1", "2001:db8:5::1", "198.51.100.80", "2001:db8:5911::80"], directProbes: ["203.0.113.1", "2001:db8:ffff::1"],
+                         clearOnUplink: [nameLeak], insideTunnel: [leak], unseenProbes: [],
+                         notes: ["gone.split.test did not resolve (198.18.0.1 answered with NXDOMAIN): its traffic could not be checked"], ok: false),
             verdict: "fail", notes: ["resilience-outage not run: wireguard uses no resolver"])
     }
 
@@ -50,6 +65,10 @@ struct ResilienceMarkdownTests {
         let scenarios = try #require(object["scenarios"] as? [[String: Any]])
         #expect(scenarios[1]["recoverySeconds"] is NSNull)
         #expect(scenarios[0]["recoverySeconds"] as? Double == 0.22)
+        #expect(scenarios[0]["failover"] is NSNull && scenarios[0]["failoverNote"] is NSNull)
+        #expect((scenarios[2]["failover"] as? [String: Any])?["afterMs"] as? Int == 312)
+        let split = try #require(object["split"] as? [String: Any])
+        #expect(((split["domains"] as? [[String: Any]])?[1])?["server"] as? String == "198.18.0.1")
         for key in ["scenario", "recoverySeconds", "requestsLost", "reconnectAttempts", "leaked"] { #expect(scenarios[0][key] != nil, "\(key)") }
         let decoded = try JSONDecoder().decode(ResilienceReport.self, from: Data(text.utf8))
         #expect(decoded == Self.sample())
@@ -58,6 +77,8 @@ struct ResilienceMarkdownTests {
     @Test func htmlMarksTheDisruptionInTheChart() {
         let html = Self.sample().htmlSection()
         #expect(html.contains("resilience-0"))
+        #expect(html.contains("failed over to 198.18.4.1:53 after 312 ms") && html.contains("Failover not measured: iodine takes"))
+        #expect(html.contains("in.split.test") && html.contains("2001:db8:5911::80"))
         // Bins 1.0 to 2.0 s overlap the disruption (1000-2100 ms) and are drawn highlighted.
         let bins = ResilienceReport.bins(Self.sample().scenarios[0])
         #expect(bins.filter(\.highlighted).map(\.label) == ["1.0", "1.5", "2.0"])
@@ -76,32 +97,4 @@ struct ResilienceMarkdownTests {
         #expect(ProbeFlow.recovery(probes, disruptionEndMs: 2200) == nil)
     }
 
-    @Test func splitTargetsAndVerdict() throws {
-        let split = Profile.Split(mode: .include, prefixes: ["198.18.2.0/24", "198.18.3.0/24"])
-        let targets = SplitCheck.targets(split)
-        #expect(targets.tunnelled == ["198.18.2.1", "198.18.3.1"] && targets.direct == ["203.0.113.1"])
-        #expect(SplitCheck.isTunnelled(split, "198.18.3.200") && !SplitCheck.isTunnelled(split, "198.18.4.1"))
-        let exclude = Profile.Split(mode: .exclude, prefixes: ["203.0.113.0/24"])
-        #expect(SplitCheck.targets(exclude).direct == ["203.0.113.1"] && SplitCheck.targets(exclude).tunnelled == ["192.0.2.1"])
-        func packet(_ destination: String) -> UplinkPacket {
-            UplinkPacket(atMs: 1, kind: .ipv4, family: 4, source: "198.19.0.2", destination: destination, transport: "udp", length: 60)
-        }
-        let verdict = SplitCheck.judge(split: split, targets: targets, uplink: [packet("203.0.113.1"), packet("198.18.3.1")],
-                                       tun: [packet("198.18.2.1"), packet("203.0.113.1")])
-        #expect(!verdict.ok)
-        #expect(verdict.clearOnUplink.map(\.destination) == ["198.18.3.1"])
-        #expect(verdict.insideTunnel.map(\.destination) == ["203.0.113.1"])
-    }
-
-    @Test func profileSplitIsParsedAndCheckedField() throws {
-        let base = #"{"version":1,"name":"x","protocol":"iodine","domain":"t.example","resolvers":[{"address":"192.0.2.1"}]"#
-        let good = try Profile.parse(Array((base + #","split":{"exclude":["198.51.100.0/24"]}}"#).utf8))
-        #expect(good.split == Profile.Split(mode: .exclude, prefixes: ["198.51.100.0/24"]))
-        for (text, field) in [(#","split":{"include":["198.51.100.0/33"]}}"#, "split.include[0]"),
-                              (#","split":{"include":["a"],"exclude":["b"]}}"#, "split"),
-                              (#","split":{"include":[]}}"#, "split.include")] {
-            #expect(throws: ProfileError.self) { try Profile.parse(Array((base + text).utf8)) }
-            do { _ = try Profile.parse(Array((base + text).utf8)) } catch { #expect(error.description.contains(field), "\(error)") }
-        }
-    }
 }

@@ -25,12 +25,26 @@ extension ResilienceReport {
             let recovery = scenario.recoverySeconds.map { "recovered \(Self.seconds($0)) s after the disruption" }
                 ?? (scenario.recoveryNote ?? "did not recover")
             s += "<figcaption>\(HTML.escape(recovery)); \(scenario.requestsLost) of \(scenario.requestsSent) probes lost; \(scenario.reconnectAttempts) reconnect attempts\(scenario.reconnectStorm ? " (storm)" : "").</figcaption></figure>"
+            if let failover = scenario.failover {
+                let text = failover.failedOver
+                    ? "\(failover.blockedResolver) taken down; failed over to \(failover.resolver ?? "?") after \(failover.afterMs.map(String.init) ?? "?") ms"
+                    : "\(failover.blockedResolver) taken down; did not fail over to another profile resolver"
+                s += "<p>\(failover.failedOver ? HTML.badge("failover", .ok) : HTML.badge("no failover", .bad)) \(HTML.escape(text))</p>"
+            } else if let note = scenario.failoverNote {
+                s += "<p>Failover not measured: \(HTML.escape(note)).</p>"
+            }
             if scenario.leaked == true {
                 s += HTML.table(["at ms", "leaked packet"], scenario.leakEvidence.prefix(100).map { ["\($0.atMs)", HTML.escape($0.summary)] }, numeric: [0])
             }
         }
         if let split {
-            s += "<h3>Split tunnel</h3><p>\(split.ok ? HTML.badge("ok", .ok) : HTML.badge("MISROUTED", .bad)) \(HTML.escape(split.mode)) \(HTML.escape(split.prefixes.joined(separator: ", ")))</p>"
+            s += "<h3>Split tunnel</h3><p>\(split.ok ? HTML.badge("ok", .ok) : HTML.badge("MISROUTED", .bad)) \(HTML.escape(split.mode)) \(HTML.escape((split.prefixes + split.domains.map(\.name)).joined(separator: ", ")))</p>"
+            if !split.domains.isEmpty {
+                s += HTML.table(["domain", "side", "resolved by", "addresses"], split.domains.map {
+                    [HTML.escape($0.name), $0.side, HTML.escape($0.server ?? "–"),
+                     HTML.escape($0.addresses.isEmpty ? "none: \($0.note ?? "no answer")" : $0.addresses.joined(separator: ", "))]
+                }, numeric: [])
+            }
             let wrong = split.clearOnUplink.map { ("in clear on the uplink", $0) } + split.insideTunnel.map { ("inside the TUN", $0) }
             if !wrong.isEmpty {
                 s += HTML.table(["where", "at ms", "packet"], wrong.prefix(100).map { [$0.0, "\($0.1.atMs)", HTML.escape($0.1.summary)] }, numeric: [1])
