@@ -40,12 +40,18 @@ def cpu_seconds(pid):
 
 
 def run_slice(command, responder):
-    start_cpu, start = cpu_seconds(responder), time.monotonic()
+    """The generator's rate and the responder's busy fraction over the generator's own measured
+    interval (queries completed / rate), so time spent before the clock starts (loadgen building
+    its probes) does not count as responder idle time."""
+    start_cpu = cpu_seconds(responder)
     out = subprocess.run(command, capture_output=True, text=True).stdout
-    wall = time.monotonic() - start
-    busy = (cpu_seconds(responder) - start_cpu) / wall
-    match = re.search(r"Queries per second:\s+([\d.]+)", out)
-    return (float(match.group(1)) if match else 0.0), busy
+    used = cpu_seconds(responder) - start_cpu
+    rate = re.search(r"Queries per second:\s+([\d.]+)", out)
+    completed = re.search(r"Queries completed:\s+(\d+)", out)
+    if not rate or not completed or float(rate.group(1)) == 0:
+        return 0.0, 0.0
+    interval = int(completed.group(1)) / float(rate.group(1))
+    return float(rate.group(1)), min(1.0, used / interval)
 
 
 def main():

@@ -36,7 +36,14 @@ public struct MTUSearch: Sendable {
         self.attempts = max(1, attempts)
     }
 
-    public func run(_ probe: (Int) async -> ProbeOutcome) async -> Result {
+    /// Sizes worth trying before bisecting, given the passing outcome at `low` (see `run`).
+    public typealias Guesses = (_ lowOutcome: ProbeOutcome) -> [Int]
+
+    /// `guesses`, when given, names likely limits once `high` has failed and `low` passed: each
+    /// guess `g` is probed with `g + 1`, so a right guess ends the search in two probes instead of
+    /// a dozen. A guess only narrows the bracket, each end of which a probe verified, so a wrong
+    /// guess costs its probes and never changes the result.
+    public func run(guesses: Guesses? = nil, _ probe: (Int) async -> ProbeOutcome) async -> Result {
         var steps: [Step] = []
         var cache: [Int: Bool] = [:]
         func check(_ size: Int) async -> Bool {
@@ -61,6 +68,22 @@ public struct MTUSearch: Sendable {
             best = low
             var left = low + 1
             var right = high - 1
+            let lowOutcome = steps.last { $0.size == low }?.outcomes.last ?? ProbeOutcome()
+            for guess in guesses?(lowOutcome) ?? [] where left <= guess && guess <= right && !Task.isCancelled {
+                if await check(guess) {
+                    best = guess
+                    left = guess + 1
+                    guard left <= right else { break }
+                    if await check(left) {
+                        best = left
+                        left += 1
+                    } else {
+                        right = left - 1
+                    }
+                } else {
+                    right = guess - 1
+                }
+            }
             while left <= right, !Task.isCancelled {
                 let mid = (left + right) / 2
                 if await check(mid) {

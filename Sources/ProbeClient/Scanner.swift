@@ -104,6 +104,37 @@ public struct Scanner: Sendable {
                           queries: pairs.reduce(0) { $0 + $1.queries }, interrupted: interrupted)
     }
 
+    /// The response sizes a download limit most often is: 1232 bytes (the DNS Flag Day 2020 default,
+    /// unbound's and BIND's `max-udp-size`) and 512 (RFC 1035 2.3.4, no EDNS).
+    static let likelyResponseLimits = [1232, 512]
+
+    /// For TXT and NULL, the payloads whose responses would be exactly `likelyResponseLimits` bytes:
+    /// the response measured at the lowest payload plus the record layout's growth (a TXT string of
+    /// up to 255 bytes costs one length byte more, RFC 1035 3.3.14; NULL grows byte for byte). The
+    /// search verifies every guess, so a resolver that lays out its answer differently costs a few
+    /// probes, never a wrong size.
+    static func downloadGuesses(type: DNSType, low: Int, high: Int) -> MTUSearch.Guesses? {
+        let growth: (Int) -> Int
+        switch type {
+        case .txt: growth = { $0 + ($0 + DownloadLayout.txtStringBytes - 1) / DownloadLayout.txtStringBytes }
+        case .null: growth = { $0 }
+        default: return nil
+        }
+        return { lowOutcome in
+            guard let measured = lowOutcome.responseSize else { return [] }
+            return likelyResponseLimits.compactMap { limit -> Int? in
+                // The largest payload whose response fits the limit (growth is monotone): bisect.
+                var lo = low, hi = high
+                guard measured + growth(lo) - growth(low) <= limit else { return nil }
+                while lo < hi {
+                    let mid = (lo + hi + 1) / 2
+                    if measured + growth(mid) - growth(low) <= limit { lo = mid } else { hi = mid - 1 }
+                }
+                return lo
+            }
+        }
+    }
+
     /// Retries a single probe while it fails transiently.
     private func attempt(_ probe: () async -> ProbeOutcome, _ log: inout [ProbeOutcome]) async -> ProbeOutcome {
         var last = ProbeOutcome.fail(.timeout)
@@ -161,7 +192,8 @@ public struct Scanner: Sendable {
         let down = MTUSearch(low: configuration.downloadBytes.lowerBound,
                              high: min(configuration.downloadBytes.upperBound, DownloadLayout.maxPayload(type: type, zone: zone)),
                              attempts: configuration.attempts)
-        let downResult = await down.run { bytes in
+        let guesses = Self.downloadGuesses(type: type, low: down.low, high: down.high)
+        let downResult = await down.run(guesses: guesses) { bytes in
             await prober.download(resolver, zone: zone, bytes: bytes, type: type, queryCharacters: upChars)
         }
         log += downResult.steps.flatMap(\.outcomes)

@@ -7,7 +7,8 @@ public import DNSWire
 public enum DownloadLayout {
     public static let supportedTypes: [DNSType] = [.txt, .null, .a, .aaaa, .cname, .mx, .srv]
     /// RFC 1035 3.3: a <character-string> holds at most 255 bytes.
-    static let txtString = 255
+    public static let txtStringBytes = 255
+    static let txtString = txtStringBytes
     /// One base32 label of 63 characters carries 39 bytes.
     static let labelBytes = 39
     static let maxIndexedRecords = 255

@@ -2,29 +2,23 @@ public import Crypto
 
 /// Deterministic pseudo-random bytes derived from the key, a purpose label and the probe nonce.
 ///
-/// HMAC-SHA256 in counter mode: block i = HMAC(key, purpose || nonce || i). Both sides regenerate the
-/// same bytes, so the client can check every byte of a download and the responder every character of
-/// an upload without either side sending the expected content.
+/// The ChaCha20 keystream (RFC 8439 section 2.4) under the key's stream subkey, with the 96-bit
+/// nonce `purpose || nonce || 0x000000`: the payload of ChaCha20-Poly1305 over zero bytes (section
+/// 2.8), whose ciphertext is the keystream from block counter 1. Both sides regenerate the same
+/// bytes, so the client can check every byte of a download and the responder every character of an
+/// upload without either side sending the expected content. It replaced HMAC-SHA256 in counter
+/// mode, which cost two SHA-256 finalisations per 32 bytes: 38 % of the responder's CPU in a lab
+/// scan went to download payloads.
 public enum Keystream {
     public static func bytes(key: ProbeKey, purpose: UInt8, nonce: [UInt8], count: Int) -> [UInt8] {
         guard count > 0 else { return [] }
-        var out: [UInt8] = []
-        out.reserveCapacity(count + 32)
-        var block: UInt32 = 0
-        var input = [purpose] + nonce + [0, 0, 0, 0]
-        let counterIndex = input.count - 4
-        while out.count < count {
-            input[counterIndex] = UInt8(truncatingIfNeeded: block >> 24)
-            input[counterIndex + 1] = UInt8(truncatingIfNeeded: block >> 16)
-            input[counterIndex + 2] = UInt8(truncatingIfNeeded: block >> 8)
-            input[counterIndex + 3] = UInt8(truncatingIfNeeded: block)
-            var hmac = key.keyedHMAC
-            hmac.update(input)
-            hmac.finalize { out.append(contentsOf: $0) }
-            block &+= 1
-        }
-        out.removeLast(out.count - count)
-        return out
+        var nonceBytes = [purpose] + nonce.prefix(ProbeMeta.nonceLength)
+        nonceBytes += [UInt8](repeating: 0, count: 12 - nonceBytes.count)
+        // Sealing cannot fail with a 256-bit key and a 12-byte nonce; the fallback is never reached.
+        guard let streamNonce = try? ChaChaPoly.Nonce(data: nonceBytes),
+              let sealed = try? ChaChaPoly.seal([UInt8](repeating: 0, count: count), using: key.streamKey, nonce: streamNonce)
+        else { return [UInt8](repeating: 0, count: count) }
+        return Array(sealed.ciphertext)
     }
 
     /// A truncated HMAC tag over `parts`, the authenticator of every probe and reply.

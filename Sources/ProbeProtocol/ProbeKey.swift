@@ -9,6 +9,9 @@ public struct ProbeKey: @unchecked Sendable {
     public let symmetricKey: SymmetricKey
     /// HMAC-SHA256 with the key's pad blocks already absorbed: copied for each tag.
     let keyedHMAC: KeyedHMAC
+    /// The ChaCha20 key of the payload keystream: HMAC-SHA256(K, "tunnelprobe keystream"), so the
+    /// cipher never runs under the pre-shared key itself.
+    let streamKey: SymmetricKey
 
     public static let minimumBytes = 16
 
@@ -18,6 +21,7 @@ public struct ProbeKey: @unchecked Sendable {
         }
         symmetricKey = SymmetricKey(data: bytes)
         keyedHMAC = KeyedHMAC(key: bytes)
+        streamKey = Self.streamKey(keyedHMAC)
     }
 
     /// Parses the hexadecimal text of a key file.
@@ -42,6 +46,13 @@ public struct ProbeKey: @unchecked Sendable {
         }
         symmetricKey = SymmetricKey(data: bytes)
         keyedHMAC = KeyedHMAC(key: bytes)
+        streamKey = Self.streamKey(keyedHMAC)
+    }
+
+    private static func streamKey(_ hmac: KeyedHMAC) -> SymmetricKey {
+        var derivation = hmac
+        derivation.update(Array("tunnelprobe keystream".utf8))
+        return derivation.finalize { SymmetricKey(data: $0) }
     }
 
     /// Reads a key file.

@@ -21,6 +21,24 @@ import Testing
         #expect(r.steps.allSatisfy { $0.outcomes.count == 1 })
     }
 
+    /// A right guess ends the search with two probes after `low`; a wrong one costs its probes but
+    /// the search still lands on the exact limit.
+    @Test func guessesNarrowTheSearchAndNeverChangeItsResult() async {
+        for limit in [1187, 934, 450, 21, 4095] {
+            let plain = await MTUSearch(low: 20, high: 4096, attempts: 1).run { size in outcome(size <= limit ? nil : .tc) }
+            let right = await MTUSearch(low: 20, high: 4096, attempts: 1).run(guesses: { _ in [limit] }) { size in
+                outcome(size <= limit ? nil : .tc)
+            }
+            let wrong = await MTUSearch(low: 20, high: 4096, attempts: 1).run(guesses: { _ in [1500, 700, 4000, 30] }) { size in
+                outcome(size <= limit ? nil : .tc)
+            }
+            #expect(plain.best == limit && right.best == limit && wrong.best == limit, "limit \(limit)")
+            #expect(right.limitedBy == .tc && wrong.limitedBy == .tc)
+            if limit < 4095 { #expect(right.probes == 4, "limit \(limit): \(right.steps.map(\.size))") }
+            #expect(wrong.probes <= plain.probes + 4)
+        }
+    }
+
     @Test func retriesTransientLossAtTheSameSize() async {
         var losses = [ProbeFailure?](repeating: .timeout, count: 1) + [nil]
         let counter = Counter()
