@@ -26,26 +26,7 @@ struct ResilienceCommand: AsyncParsableCommand {
     @Option(help: "The iOS client's profile JSON.")
     var profile: String
 
-    @Option(help: "Engine: iodine (default), openvpn, wireguard, command.")
-    var engine: String?
-
-    @Option(help: "Engine password (iodine); prefer --password-file.")
-    var password: String?
-
-    @Option(help: "File holding the engine password.")
-    var passwordFile: String?
-
-    @Option(help: "Key file: OpenVPN static key or WireGuard private key.")
-    var keyFile: String?
-
-    @Option(name: .customLong("engine-arg"), help: "Extra argument for the engine (repeatable).")
-    var engineArguments: [String] = []
-
-    @Option(help: "With --engine command: the engine's command line; {tun} stands for the TUN device.")
-    var engineCommand: String?
-
-    @Option(help: "With --engine command: a regular expression whose match in the engine's log is handshake evidence.")
-    var handshakePattern: String?
+    @OptionGroup var engineOptions: EngineOptions
 
     @Option(help: "HTTP endpoint (http://IP[:port]/path) reached through the tunnel by the probe flow.")
     var whoamiURL: String
@@ -85,15 +66,9 @@ struct ResilienceCommand: AsyncParsableCommand {
     func run() async throws {
         let parsed: Profile
         do { parsed = try Profile.load(path: profile) } catch { throw fail("\(profile): \(error)", Exit.badInput) }
-        let kind = try Self.engineKind(engine, profile: parsed)
+        let kind = try engineOptions.kind(for: parsed)
         guard let url = WhoamiURL(whoamiURL) else { throw fail("--whoami-url \(whoamiURL): use http://IP[:port]/path", .validationFailure) }
-        var overrides = EngineOverrides()
-        overrides.password = password
-        overrides.passwordFile = passwordFile
-        overrides.keyFile = keyFile
-        overrides.extraArguments = engineArguments
-        overrides.command = engineCommand.map { $0.split(separator: " ").map(String.init) } ?? []
-        overrides.handshakePattern = handshakePattern
+        let overrides = engineOptions.overrides
         var configuration = ResilienceConfiguration(profile: parsed, engine: kind, overrides: overrides, whoami: url,
                                                     seed: seed ?? UInt64.random(in: 0...UInt64.max))
         guard (0...100).contains(cycles) else { throw fail("--cycles must be in 0...100", .validationFailure) }
@@ -145,14 +120,6 @@ struct ResilienceCommand: AsyncParsableCommand {
         try await Self.execute(configuration, out: out, common: common)
     }
 
-    static func engineKind(_ name: String?, profile: Profile) throws -> EngineKind {
-        guard let name else { return EngineKind(rawValue: profile.tunnelProtocol.rawValue) ?? .iodine }
-        guard let value = EngineKind(rawValue: name) else {
-            throw fail("--engine \(name): use iodine, openvpn, wireguard or command", .validationFailure)
-        }
-        return value
-    }
-
     /// Preflight, run under the signal trap, write resilience.json/.md (also when interrupted).
     static func execute(_ configuration: ResilienceConfiguration, out: String?, common: CommonOptions) async throws {
         do {
@@ -178,12 +145,9 @@ struct ResilienceCommand: AsyncParsableCommand {
             throw fail("cannot create \(directory): \(error)", Exit.environment)
         }
         let frozen = configuration
-        let interruption = Mutex<String?>(nil)
+        let interruption = Interruption()
         let task = Task { () throws(VerifyError) -> ResilienceReport in try await Resilience.run(frozen, run: info) }
-        let trap = SignalTrap { sig in
-            interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" }
-            task.cancel()
-        }
+        let trap = interruption.trap { task.cancel() }
         let result = await task.result
         trap.release()
         var report: ResilienceReport
@@ -191,7 +155,7 @@ struct ResilienceCommand: AsyncParsableCommand {
         case .success(let value): report = value
         case .failure(let error): throw fail("\(error)", Exit.environment)
         }
-        if let reason = interruption.withLock({ $0 }) {
+        if let reason = interruption.signal {
             report.run.interruption = reason
             report.run.complete = false
             report.verdict = "incomplete"
@@ -203,7 +167,7 @@ struct ResilienceCommand: AsyncParsableCommand {
         } else if !common.quiet {
             print(report.summaryLine + "\nreport: \(directory)/resilience.md")
         }
-        if interruption.withLock({ $0 }) != nil { throw Exit.interrupted }
+        if interruption.happened { throw Exit.interrupted }
         if report.verdict != "pass" { throw Exit.checksFailed }
     }
 }

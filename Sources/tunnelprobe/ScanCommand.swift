@@ -176,11 +176,8 @@ struct ScanCommand: AsyncParsableCommand {
         if let progress { report = { progress.update($0) } }
         let onProgress = report
         let task = Task { await scanner.run(progress: onProgress) }
-        let interruption = Mutex<String?>(nil)
-        let trap = SignalTrap { sig in
-            interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" }
-            task.cancel()
-        }
+        let interruption = Interruption()
+        let trap = interruption.trap { task.cancel() }
         let result = await task.value
         trap.release()
         progress?.finish()
@@ -192,7 +189,7 @@ struct ScanCommand: AsyncParsableCommand {
 
         let finished = Date()
         let runID = ReportWriter.runID(kind: "scan", date: started)
-        let reason = interruption.withLock { $0 }
+        let reason = interruption.signal
         let run = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments,
                           vantage: vantage ?? hostName(), seed: seed, startedAt: ReportWriter.timestamp(started),
                           finishedAt: ReportWriter.timestamp(finished), complete: reason == nil && !result.interrupted,
