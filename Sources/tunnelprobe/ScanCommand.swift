@@ -15,6 +15,9 @@ struct ScanCommand: AsyncParsableCommand {
         discussion: """
         Stages, cheapest first; a pair is dropped at its first failure with the reason kept:
         reachability -> honest answers -> upload MTU -> download MTU -> confirmation.
+        Each MTU search tries the largest size first, then the smallest, then (downloads in TXT or \
+        NULL) the sizes whose answers would fill 1232 and 512 bytes, then bisects; every size is \
+        decided by probes (--attempts for losses), so a guess saves queries but never sets a result.
         Writes scan.json, scan.md and exports for MasterDnsVPN and iodine into reports/<run-id>/.
 
         Example:
