@@ -129,8 +129,11 @@ extension LabCommand {
             try? handle?.close()
             let seconds = Date().timeIntervalSince(start)
             let code = process.terminationStatus
-            let lastLine = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
-                .split(separator: "\n").last { $0.contains("error") || $0.contains("warning") }.map(String.init)
+            // The stage's own error line when it wrote one, else its last line: a failed stage is
+            // never reported with an exit status alone when its log says more.
+            let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+                .split(separator: "\n").filter { !$0.allSatisfy(\.isWhitespace) }
+            let lastLine = (lines.last { $0.contains("error") || $0.contains("warning") } ?? lines.last).map(String.init)
             let status = code == 0 ? "ok" : (code == 1 ? "failed" : (code == 130 ? "interrupted" : "error"))
             return .init(kind: stage.kind, file: stage.kind.fileName, status: status,
                          note: code == 0 ? nil : "exit \(code)\(lastLine.map { ": \($0)" } ?? "")", seconds: seconds)
