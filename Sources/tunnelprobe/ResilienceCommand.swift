@@ -11,9 +11,10 @@ struct ResilienceCommand: AsyncParsableCommand {
         discussion: """
         In one sandbox (as `verify` makes it): --cycles N engine starts and stops, each timed to the \
         handshake and the first data, with proof that nothing accumulated; then each scenario while \
-        one HTTP GET every 100 ms crosses the tunnel: uplink down for each --outage length, uplink \
-        address change, resolver outage, engine killed and restarted. Recovery time, lost probes, \
-        reconnect attempts and leaks (uplink capture) per scenario. SIGINT restores the uplink, \
+        one HTTP GET every 100 ms crosses the tunnel (through the engine's SOCKS5 proxy with \
+        --socks): uplink down for each --outage length, uplink address change, resolver outage, \
+        engine killed and restarted. Recovery time, lost probes, reconnect attempts and leaks \
+        (uplink capture) per scenario. SIGINT restores the uplink, \
         removes the sandbox and writes the partial report. Writes resilience.json and resilience.md \
         with one probes-<scenario>.csv and uplink pcap per scenario.
 
@@ -49,6 +50,9 @@ struct ResilienceCommand: AsyncParsableCommand {
 
     @Option(help: "HTTP endpoint (http://IP[:port]/path) reached through the tunnel by the probe flow.")
     var whoamiURL: String
+
+    @Option(help: "SOCKS5 port of a SOCKS-shaped engine inside the sandbox (host:port): first data and the probe flow go through it; without {tun} in --engine-command the engine has no TUN (no routes, no split check).")
+    var socks: String?
 
     @Option(help: "Engine up/down cycles before the scenarios.")
     var cycles: Int = 0
@@ -126,6 +130,7 @@ struct ResilienceCommand: AsyncParsableCommand {
         guard deadline > 0, deadline <= 600 else { throw fail("--deadline must be in (0, 600] seconds", .validationFailure) }
         configuration.deadline = .milliseconds(Int64(deadline * 1000))
         configuration.stateRoot = stateRoot
+        configuration.socks = try Self.socksEndpoint(socks)
         if let applySplit {
             let words = applySplit.split(separator: " ")
             let written = words.dropFirst().flatMap { $0.split(separator: ",") }.map(String.init)
@@ -143,6 +148,13 @@ struct ResilienceCommand: AsyncParsableCommand {
             configuration.appliedSplit = Profile.Split(mode: mode, entries: entries)
         }
         try await Self.execute(configuration, out: out, common: common)
+    }
+
+    /// `--socks host:port` (port 1080 when absent), as `verify` reads it.
+    static func socksEndpoint(_ text: String?) throws -> Endpoint? {
+        guard let text else { return nil }
+        guard let endpoint = Endpoint(parsing: text, defaultPort: 1080) else { throw fail("--socks \(text): use ip:port", .validationFailure) }
+        return endpoint
     }
 
     static func engineKind(_ name: String?, profile: Profile) throws -> EngineKind {

@@ -125,6 +125,7 @@ struct VerifyCommand: AsyncParsableCommand {
         overrides.command = engineCommand.map { $0.split(separator: " ").map(String.init) } ?? []
         overrides.handshakePattern = handshakePattern
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
+        let socksEndpoint = try ResilienceCommand.socksEndpoint(socks)
         if let cycles {
             guard (1...100).contains(cycles) else { throw fail("--cycles must be in 1...100", .validationFailure) }
             guard let whoami else { throw fail("--cycles needs --whoami-url (first data is timed through it)", .validationFailure) }
@@ -133,6 +134,7 @@ struct VerifyCommand: AsyncParsableCommand {
             guard deadline > 0, deadline <= 600 else { throw fail("--deadline must be in (0, 600] seconds", .validationFailure) }
             cycling.deadline = .milliseconds(Int64(deadline * 1000))
             cycling.stateRoot = stateRoot
+            cycling.socks = socksEndpoint
             try await ResilienceCommand.execute(cycling, out: out, common: common)
             return
         }
@@ -143,10 +145,7 @@ struct VerifyCommand: AsyncParsableCommand {
         configuration.leakDomain = leakDomain
         configuration.stateRoot = stateRoot
         configuration.expectedResolvers = expectedResolvers
-        if let socks {
-            guard let endpoint = Endpoint(parsing: socks, defaultPort: 1080) else { throw fail("--socks \(socks): use ip:port", .validationFailure) }
-            configuration.socks = endpoint
-        }
+        configuration.socks = socksEndpoint
         if let leakZone {
             guard let leakKeyFile else { throw fail("--leak-zone needs --leak-key-file", .validationFailure) }
             let zone: DNSName
