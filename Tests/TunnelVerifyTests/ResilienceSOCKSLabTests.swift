@@ -9,15 +9,18 @@ import Testing
 let socksLab = TunnelLab()
 
 /// A SOCKS-shaped engine, as dnstt or MasterDnsVPN are to the tool: one process offering a
-/// SOCKS5 port, whatever it does inside. Here iodine on a device of its own (not the sandbox's
-/// TUN: the command line has no `{tun}`), and microsocks whose outgoing connections leave from
+/// SOCKS5 port, whatever it does inside. Here iodine on a device of its own, `<sandbox>-s` (not
+/// the sandbox's TUN: the command line has no `{tun}`), and microsocks whose outgoing connections leave from
 /// the tunnel's address, which a policy rule sends into that device. The sandbox's routes stay
 /// those of the uplink, so anything the proxy did not carry would leave in clear and be seen.
 /// On SIGTERM it stops both and removes its rule, as an engine tidies up; SIGKILL leaves them
 /// to the tool.
 func socksEngineScript(domain: String) -> String {
     """
-    resolver=$1 passwordfile=$2 dev=tps0 m=
+    resolver=$1 passwordfile=$2 m=
+    # Named after the sandbox (tpv-ID-s), so the leftover checks find an iodine left running.
+    namespace=$(ip netns identify $$)
+    dev=${namespace:-tps}-s
     while ip rule del lookup 77 2>/dev/null; do :; done
     iodine -f -r -m 1000 -P "$(cat "$passwordfile")" -d $dev "$resolver" \(domain) & i=$!
     trap 'kill $i $m 2>/dev/null; wait; ip rule del lookup 77 2>/dev/null; exit 0' TERM INT
@@ -28,6 +31,7 @@ func socksEngineScript(domain: String) -> String {
         previous=$a
         sleep 0.1
     done
+    [ -n "$a" ] || exit 1
     a=${a%/*}
     ip route replace default dev $dev table 77
     ip rule add from "$a" lookup 77
