@@ -220,8 +220,12 @@ struct ResilienceSession: Sendable {
         }
         // Routes again, idempotently: an engine may reconfigure its TUN during the handshake.
         _ = try? await reapplyTunnelRoutes()
+        // First data counts only from the profile's exit (as in the probe flow): an answer that
+        // came around the tunnel or the proxy is no data through it.
+        let exit = configuration.profile.expectedExitIP
         while true {
-            if case .success = await probeOnce(timeout: .seconds(1)) { break }
+            if case .success(let body) = await probeOnce(timeout: .seconds(1)),
+               exit == nil || body.split(whereSeparator: \.isNewline).first.map(String.init) == exit { break }
             if Task.isCancelled { throw StartFailure(reason: "interrupted", process: process) }
             guard clock.now < deadline else { throw StartFailure(reason: "handshake done but no data through \(dataPath) within \(configuration.deadline)", process: process) }
             try? await clock.sleep(for: .milliseconds(50))
