@@ -13,7 +13,8 @@ Method (why it is built this way):
   generator always gets the first or the last slice.
 - For every slice the responder's CPU time is read from /proc/<pid>/stat: a responder busy close to
   100 % of its core is the bottleneck, whichever generator drives it.
-- Generators: dnsperf on a data file of authenticated echo probes (`loadgen --write-queries`);
+- Generators: dnsperf on a data file of authenticated echo probes (`loadgen --write-queries`), with
+  EDNS0 (-e) so its queries and the answers are byte for byte the size of the engine's;
   `engine` = `loadgen --mode prebuilt`, the query engine on probes built before the clock starts as
   dnsperf reads its file first; `pipeline` = `loadgen --mode eventLoop`, every probe built,
   authenticated, sent and its answer judged (what a scan does per query).
@@ -76,7 +77,9 @@ def main():
                        capture_output=True)
         s, q = str(args.seconds), str(args.outstanding)
         generators = {
-            "dnsperf": ["taskset", "-c", "1", "dnsperf", "-s", "127.0.0.1", "-p", port, "-d", queries, "-l", s, "-q", q],
+            # -e: EDNS0 like the engine's probes (90-byte queries, 123-byte answers for both); without
+            # it dnsperf's queries are 79 bytes and the responder does less work for each.
+            "dnsperf": ["taskset", "-c", "1", "dnsperf", "-s", "127.0.0.1", "-p", port, "-d", queries, "-l", s, "-q", q, "-e"],
             "engine": ["taskset", "-c", "1", args.bin, "loadgen", *common, "--duration", s, "--outstanding", q,
                        "--mode", "prebuilt"],
             "pipeline": ["taskset", "-c", "1", args.bin, "loadgen", *common, "--duration", s, "--outstanding", q,

@@ -69,19 +69,9 @@ extension TraceMetrics {
     /// Adds another aggregate's counts (for the all-resolver totals). Reordering is per resolver and
     /// is summed, not recomputed across resolvers.
     mutating func merge(_ o: TraceMetrics) {
-        queries += o.queries
-        retransmissions += o.retransmissions
-        answered += o.answered
-        lost += o.lost
-        late += o.late
-        duplicates += o.duplicates
-        unmatchedResponses += o.unmatchedResponses
+        addCounts(o)
         reordered += o.reordered
-        truncated += o.truncated
-        for i in rcodes.indices { rcodes[i] += o.rcodes[i] }
         addRTT(o.rtt)
-        querySizes.add(o.querySizes)
-        responseSizes.add(o.responseSizes)
     }
 
     /// Adds a group's counts into its resolver's: everything but reordering (RFC 4737 counts on the

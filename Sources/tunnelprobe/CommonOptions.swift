@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import Logging
 import Reports
 
@@ -64,6 +65,23 @@ final class SignalTrap: @unchecked Sendable {
         sources = []
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
+    }
+}
+
+/// Which signal ended a run early, if one did: the report's `interruption` ("SIGINT", "SIGTERM").
+final class Interruption: Sendable {
+    private let name = Mutex<String?>(nil)
+
+    var signal: String? { name.withLock { $0 } }
+    var happened: Bool { signal != nil }
+
+    /// Traps SIGINT and SIGTERM until `release()`: the first one is noted, then `action` runs (for
+    /// example cancelling the task that does the work) on every signal.
+    func trap(then action: @escaping @Sendable () -> Void = {}) -> SignalTrap {
+        SignalTrap { sig in
+            self.name.withLock { $0 = $0 ?? (sig == SIGINT ? "SIGINT" : "SIGTERM") }
+            action()
+        }
     }
 }
 

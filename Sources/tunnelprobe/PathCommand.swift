@@ -171,11 +171,8 @@ struct PathCommand: AsyncParsableCommand {
         }
         let progress = common.showsProgress ? ElapsedLine("path", plannedSeconds: Double(perResolver) / rate + tmax) : nil
         let task = Task { try await PathSession.run(settings) }
-        let interruption = Mutex<String?>(nil)
-        let trap = SignalTrap { sig in
-            interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" }
-            task.cancel()
-        }
+        let interruption = Interruption()
+        let trap = interruption.trap { task.cancel() }
         let results: [PathStreamResult]
         do { results = try await task.value } catch {
             trap.release()
@@ -192,7 +189,7 @@ struct PathCommand: AsyncParsableCommand {
             }
         }
         let finished = Date()
-        let reason = interruption.withLock { $0 }
+        let reason = interruption.signal
         let drops = countersBefore.flatMap { before in
             UDPCounters.read().map { $0.receiveBufferErrors - before.receiveBufferErrors }
         }

@@ -14,9 +14,9 @@ struct ResilienceCommand: AsyncParsableCommand {
         one HTTP GET every 100 ms crosses the tunnel (through the engine's SOCKS5 proxy with \
         --socks): uplink down for each --outage length, uplink address change, resolver outage, \
         engine killed and restarted. Recovery time, lost probes, reconnect attempts and leaks \
-        (uplink capture) per scenario. SIGINT restores the uplink, \
-        removes the sandbox and writes the partial report. Writes resilience.json and resilience.md \
-        with one probes-<scenario>.csv and uplink pcap per scenario.
+        (uplink capture) per scenario. SIGINT restores the uplink, removes the sandbox and writes \
+        the partial report. Writes resilience.json and resilience.md with one probes-<scenario>.csv \
+        and uplink pcap per scenario.
 
         Example (in the lab):
           tunnelprobe lab exec -- tunnelprobe resilience --profile family.json \\
@@ -27,32 +27,10 @@ struct ResilienceCommand: AsyncParsableCommand {
     @Option(help: "The iOS client's profile JSON.")
     var profile: String
 
-    @Option(help: "Engine: iodine (default), openvpn, wireguard, command.")
-    var engine: String?
-
-    @Option(help: "Engine password (iodine); prefer --password-file.")
-    var password: String?
-
-    @Option(help: "File holding the engine password.")
-    var passwordFile: String?
-
-    @Option(help: "Key file: OpenVPN static key or WireGuard private key.")
-    var keyFile: String?
-
-    @Option(name: .customLong("engine-arg"), help: "Extra argument for the engine (repeatable).")
-    var engineArguments: [String] = []
-
-    @Option(help: "With --engine command: the engine's command line; {tun} stands for the TUN device.")
-    var engineCommand: String?
-
-    @Option(help: "With --engine command: a regular expression whose match in the engine's log is handshake evidence.")
-    var handshakePattern: String?
+    @OptionGroup var engineOptions: EngineOptions
 
     @Option(help: "HTTP endpoint (http://IP[:port]/path) reached through the tunnel by the probe flow.")
     var whoamiURL: String
-
-    @Option(help: "SOCKS5 port of a SOCKS-shaped engine inside the sandbox (host:port): first data and the probe flow go through it; without {tun} in --engine-command the engine has no TUN (no routes, no split check).")
-    var socks: String?
 
     @Option(help: "Engine up/down cycles before the scenarios.")
     var cycles: Int = 0
@@ -89,15 +67,9 @@ struct ResilienceCommand: AsyncParsableCommand {
     func run() async throws {
         let parsed: Profile
         do { parsed = try Profile.load(path: profile) } catch { throw fail("\(profile): \(error)", Exit.badInput) }
-        let kind = try Self.engineKind(engine, profile: parsed)
+        let kind = try engineOptions.kind(for: parsed)
         guard let url = WhoamiURL(whoamiURL) else { throw fail("--whoami-url \(whoamiURL): use http://IP[:port]/path", .validationFailure) }
-        var overrides = EngineOverrides()
-        overrides.password = password
-        overrides.passwordFile = passwordFile
-        overrides.keyFile = keyFile
-        overrides.extraArguments = engineArguments
-        overrides.command = engineCommand.map { $0.split(separator: " ").map(String.init) } ?? []
-        overrides.handshakePattern = handshakePattern
+        let overrides = engineOptions.overrides
         var configuration = ResilienceConfiguration(profile: parsed, engine: kind, overrides: overrides, whoami: url,
                                                     seed: seed ?? UInt64.random(in: 0...UInt64.max))
         guard (0...100).contains(cycles) else { throw fail("--cycles must be in 0...100", .validationFailure) }
@@ -130,7 +102,7 @@ struct ResilienceCommand: AsyncParsableCommand {
         guard deadline > 0, deadline <= 600 else { throw fail("--deadline must be in (0, 600] seconds", .validationFailure) }
         configuration.deadline = .milliseconds(Int64(deadline * 1000))
         configuration.stateRoot = stateRoot
-        configuration.socks = try Self.socksEndpoint(socks)
+        configuration.socks = try engineOptions.socksEndpoint()
         if let applySplit {
             let words = applySplit.split(separator: " ")
             let written = words.dropFirst().flatMap { $0.split(separator: ",") }.map(String.init)
@@ -148,21 +120,6 @@ struct ResilienceCommand: AsyncParsableCommand {
             configuration.appliedSplit = Profile.Split(mode: mode, entries: entries)
         }
         try await Self.execute(configuration, out: out, common: common)
-    }
-
-    /// `--socks host:port` (port 1080 when absent), as `verify` reads it.
-    static func socksEndpoint(_ text: String?) throws -> Endpoint? {
-        guard let text else { return nil }
-        guard let endpoint = Endpoint(parsing: text, defaultPort: 1080) else { throw fail("--socks \(text): use ip:port", .validationFailure) }
-        return endpoint
-    }
-
-    static func engineKind(_ name: String?, profile: Profile) throws -> EngineKind {
-        guard let name else { return EngineKind(rawValue: profile.tunnelProtocol.rawValue) ?? .iodine }
-        guard let value = EngineKind(rawValue: name) else {
-            throw fail("--engine \(name): use iodine, openvpn, wireguard or command", .validationFailure)
-        }
-        return value
     }
 
     /// Preflight, run under the signal trap, write resilience.json/.md (also when interrupted).
@@ -190,12 +147,9 @@ struct ResilienceCommand: AsyncParsableCommand {
             throw fail("cannot create \(directory): \(error)", Exit.environment)
         }
         let frozen = configuration
-        let interruption = Mutex<String?>(nil)
+        let interruption = Interruption()
         let task = Task { () throws(VerifyError) -> ResilienceReport in try await Resilience.run(frozen, run: info) }
-        let trap = SignalTrap { sig in
-            interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" }
-            task.cancel()
-        }
+        let trap = interruption.trap { task.cancel() }
         let result = await task.result
         trap.release()
         var report: ResilienceReport
@@ -203,7 +157,7 @@ struct ResilienceCommand: AsyncParsableCommand {
         case .success(let value): report = value
         case .failure(let error): throw fail("\(error)", Exit.environment)
         }
-        if let reason = interruption.withLock({ $0 }) {
+        if let reason = interruption.signal {
             report.run.interruption = reason
             report.run.complete = false
             report.verdict = "incomplete"
@@ -215,7 +169,7 @@ struct ResilienceCommand: AsyncParsableCommand {
         } else if !common.quiet {
             print(report.summaryLine + "\nreport: \(directory)/resilience.md")
         }
-        if interruption.withLock({ $0 }) != nil { throw Exit.interrupted }
+        if interruption.happened { throw Exit.interrupted }
         if report.verdict != "pass" { throw Exit.checksFailed }
     }
 }

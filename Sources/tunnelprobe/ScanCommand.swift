@@ -15,6 +15,9 @@ struct ScanCommand: AsyncParsableCommand {
         discussion: """
         Stages, cheapest first; a pair is dropped at its first failure with the reason kept:
         reachability -> honest answers -> upload MTU -> download MTU -> confirmation.
+        Each MTU search tries the largest size first, then the smallest, then (downloads in TXT or \
+        NULL) the sizes whose answers would fill 1232 and 512 bytes, then bisects; every size is \
+        decided by probes (--attempts for losses), so a guess saves queries but never sets a result.
         Writes scan.json, scan.md and exports for MasterDnsVPN and iodine into reports/<run-id>/.
 
         Example:
@@ -176,11 +179,8 @@ struct ScanCommand: AsyncParsableCommand {
         if let progress { report = { progress.update($0) } }
         let onProgress = report
         let task = Task { await scanner.run(progress: onProgress) }
-        let interruption = Mutex<String?>(nil)
-        let trap = SignalTrap { sig in
-            interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" }
-            task.cancel()
-        }
+        let interruption = Interruption()
+        let trap = interruption.trap { task.cancel() }
         let result = await task.value
         trap.release()
         progress?.finish()
@@ -192,7 +192,7 @@ struct ScanCommand: AsyncParsableCommand {
 
         let finished = Date()
         let runID = ReportWriter.runID(kind: "scan", date: started)
-        let reason = interruption.withLock { $0 }
+        let reason = interruption.signal
         let run = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments,
                           vantage: vantage ?? hostName(), seed: seed, startedAt: ReportWriter.timestamp(started),
                           finishedAt: ReportWriter.timestamp(finished), complete: reason == nil && !result.interrupted,

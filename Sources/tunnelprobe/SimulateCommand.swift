@@ -96,15 +96,15 @@ struct SimulateCommand: ParsableCommand {
         let started = Date()
         let request = try buildRequest()
         let seed = request.seed
-        let interruption = Mutex<String?>(nil)
-        let trap = SignalTrap { sig in interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" } }
+        let interruption = Interruption()
+        let trap = interruption.trap()
         let runID = ReportWriter.runID(kind: "simulate", date: started)
         var info = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: hostName(), seed: seed,
                            startedAt: ReportWriter.timestamp(started))
         let document: SimulateReport
         let progress = common.showsProgress ? ElapsedLine("simulate", plannedSeconds: nil) : nil
         do {
-            document = try Simulation.run(request, info: info, isCancelled: { interruption.withLock { $0 } != nil })
+            document = try Simulation.run(request, info: info, isCancelled: { interruption.happened })
         } catch {
             trap.release()
             progress?.finish()
@@ -112,7 +112,7 @@ struct SimulateCommand: ParsableCommand {
         }
         trap.release()
         progress?.finish()
-        let reason = interruption.withLock { $0 }
+        let reason = interruption.signal
         info.finishedAt = ReportWriter.timestamp()
         info.complete = reason == nil
         info.interruption = reason

@@ -69,15 +69,15 @@ struct TraceCommand: ParsableCommand {
         options.recordFates = exportFates != nil
         var analyzer = TraceAnalyzer(options: options)
 
-        let interruption = Mutex<String?>(nil)
-        let trap = SignalTrap { sig in interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" } }
+        let interruption = Interruption()
+        let trap = interruption.trap()
         var summaries: [TraceReport.File] = []
         var readError: String?
         let progress = common.showsProgress ? ElapsedLine("trace", plannedSeconds: nil) : nil
         for path in files {
             let summary: TraceReport.File
             do {
-                summary = try analyzer.read(path: path, stop: { interruption.withLock { $0 != nil } })
+                summary = try analyzer.read(path: path, stop: { interruption.happened })
             } catch {
                 trap.release()
                 throw fail("\(error)", Exit.badInput)
@@ -87,13 +87,13 @@ struct TraceCommand: ParsableCommand {
                 readError = "\(path): \(reason)" + (summary.errorOffset.map { " (at byte offset \($0))" } ?? "")
                 break
             }
-            if interruption.withLock({ $0 != nil }) { break }
+            if interruption.happened { break }
         }
         trap.release()
         progress?.finish()
         analyzer.finish()
 
-        let signal = interruption.withLock { $0 }
+        let signal = interruption.signal
         let finished = Date()
         let runID = ReportWriter.runID(kind: "trace", date: started)
         let run = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: vantage ?? hostName(),

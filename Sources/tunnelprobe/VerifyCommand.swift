@@ -26,26 +26,7 @@ struct VerifyCommand: AsyncParsableCommand {
     @Option(help: "The iOS client's profile JSON.")
     var profile: String?
 
-    @Option(help: "Engine: iodine (default), openvpn, wireguard, command.")
-    var engine: String?
-
-    @Option(help: "Engine password (iodine); prefer --password-file.")
-    var password: String?
-
-    @Option(help: "File holding the engine password.")
-    var passwordFile: String?
-
-    @Option(help: "Key file: OpenVPN static key or WireGuard private key.")
-    var keyFile: String?
-
-    @Option(name: .customLong("engine-arg"), help: "Extra argument for the engine (repeatable).")
-    var engineArguments: [String] = []
-
-    @Option(help: "With --engine command: the engine's command line; {tun} stands for the TUN device.")
-    var engineCommand: String?
-
-    @Option(help: "With --engine command: a regular expression whose match in the engine's log is handshake evidence.")
-    var handshakePattern: String?
+    @OptionGroup var engineOptions: EngineOptions
 
     @Option(help: "HTTP endpoint (http://IP[:port]/path) that answers with the caller's address.")
     var whoamiURL: String?
@@ -61,9 +42,6 @@ struct VerifyCommand: AsyncParsableCommand {
 
     @Option(help: "Zone under which the DNS leak check makes unique names.")
     var leakDomain: String = "leak.tunnelprobe.invalid"
-
-    @Option(help: "SOCKS5 port of a SOCKS-shaped engine inside the sandbox (host:port): data, exit IP and leak names go through it.")
-    var socks: String?
 
     @Option(help: "The responder's zone whose leak zone records which resolver asked (needs --leak-key-file).")
     var leakZone: String?
@@ -103,29 +81,15 @@ struct VerifyCommand: AsyncParsableCommand {
         guard let profilePath = profile else { throw fail("--profile is required", .validationFailure) }
         let parsed: Profile
         do { parsed = try Profile.load(path: profilePath) } catch { throw fail("\(profilePath): \(error)", Exit.badInput) }
-        let kind: EngineKind
-        if let engine {
-            guard let value = EngineKind(rawValue: engine) else {
-                throw fail("--engine \(engine): use iodine, openvpn, wireguard or command", .validationFailure)
-            }
-            kind = value
-        } else {
-            kind = EngineKind(rawValue: parsed.tunnelProtocol.rawValue) ?? .iodine
-        }
+        let kind = try engineOptions.kind(for: parsed)
         var whoami: WhoamiURL?
         if let whoamiURL {
             guard let url = WhoamiURL(whoamiURL) else { throw fail("--whoami-url \(whoamiURL): use http://IP[:port]/path", .validationFailure) }
             whoami = url
         }
-        var overrides = EngineOverrides()
-        overrides.password = password
-        overrides.passwordFile = passwordFile
-        overrides.keyFile = keyFile
-        overrides.extraArguments = engineArguments
-        overrides.command = engineCommand.map { $0.split(separator: " ").map(String.init) } ?? []
-        overrides.handshakePattern = handshakePattern
+        let overrides = engineOptions.overrides
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
-        let socksEndpoint = try ResilienceCommand.socksEndpoint(socks)
+        let socksEndpoint = try engineOptions.socksEndpoint()
         if let cycles {
             guard (1...100).contains(cycles) else { throw fail("--cycles must be in 1...100", .validationFailure) }
             guard let whoami else { throw fail("--cycles needs --whoami-url (first data is timed through it)", .validationFailure) }
@@ -187,12 +151,9 @@ struct VerifyCommand: AsyncParsableCommand {
             throw fail("cannot create \(directory): \(error)", Exit.environment)
         }
         let frozen = configuration
-        let interruption = Mutex<String?>(nil)
+        let interruption = Interruption()
         let task = Task { () throws(VerifyError) -> VerifyReport in try await Verifier.run(frozen, run: info) }
-        let trap = SignalTrap { sig in
-            interruption.withLock { $0 = sig == SIGINT ? "SIGINT" : "SIGTERM" }
-            task.cancel()
-        }
+        let trap = interruption.trap { task.cancel() }
         let result = await task.result
         trap.release()
         var report: VerifyReport
@@ -200,7 +161,7 @@ struct VerifyCommand: AsyncParsableCommand {
         case .success(let value): report = value
         case .failure(let error): throw fail("\(error)", Exit.environment)
         }
-        if let reason = interruption.withLock({ $0 }) {
+        if let reason = interruption.signal {
             report.run.interruption = reason
             report.run.complete = false
             report.verdict = "incomplete"
@@ -212,7 +173,7 @@ struct VerifyCommand: AsyncParsableCommand {
         } else if !common.quiet {
             print(report.summaryLine + "\nreport: \(directory)/verify.md")
         }
-        if interruption.withLock({ $0 }) != nil { throw Exit.interrupted }
+        if interruption.happened { throw Exit.interrupted }
         if report.verdict != "pass" { throw Exit.checksFailed }
     }
 }
