@@ -7,6 +7,10 @@ extension ResilienceReport {
         lines.append("**Verdict: \(verdict)**")
         lines.append("")
         lines.append("Run `\(run.id)`, sandbox `\(sandbox)`, seed \(run.seed)\(run.complete ? "" : ", incomplete: \(run.interruption ?? "interrupted")").")
+        if let socks {
+            lines.append("")
+            lines.append("SOCKS-shaped engine: first data and probes went through its SOCKS5 proxy `\(socks)`.")
+        }
         if !cycles.isEmpty {
             lines.append("")
             lines.append("## Cycles")

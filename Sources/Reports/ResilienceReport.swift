@@ -8,6 +8,9 @@ public struct ResilienceReport: Codable, Sendable, Hashable {
     public var profile: String
     public var engine: String
     public var sandbox: String
+    /// The SOCKS5 proxy (`host:port` in the sandbox) of a SOCKS-shaped engine, through which the
+    /// first data of each start and the probe flow went; `nil` when they went through the TUN.
+    public var socks: String?
     public var cycles: [Cycle]
     /// What is left after the last cycle that was not there after the first one.
     public var leftovers: Leftovers?
@@ -24,7 +27,7 @@ public struct ResilienceReport: Codable, Sendable, Hashable {
         public var ok: Bool
         /// From the engine's launch to the handshake evidence in its log or state.
         public var handshakeMs: Int?
-        /// From the engine's launch to the first HTTP answer through the TUN.
+        /// From the engine's launch to the first HTTP answer through the TUN (or the SOCKS5 proxy).
         public var firstDataMs: Int?
         /// From the stop signal to the engine's exit.
         public var stopMs: Int?
@@ -247,12 +250,13 @@ public struct ResilienceReport: Codable, Sendable, Hashable {
         }
     }
 
-    public init(run: RunInfo, profile: String, engine: String, sandbox: String, cycles: [Cycle], leftovers: Leftovers?,
+    public init(run: RunInfo, profile: String, engine: String, sandbox: String, socks: String? = nil, cycles: [Cycle], leftovers: Leftovers?,
                 scenarios: [Scenario], split: Split? = nil, verdict: String, notes: [String]) {
         self.run = run
         self.profile = profile
         self.engine = engine
         self.sandbox = sandbox
+        self.socks = socks
         self.cycles = cycles
         self.leftovers = leftovers
         self.scenarios = scenarios
@@ -273,7 +277,7 @@ public struct ResilienceReport: Codable, Sendable, Hashable {
 
 // Explicit nulls: a value that was not measured is `null` in the JSON, never a missing key.
 extension ResilienceReport {
-    enum CodingKeys: String, CodingKey { case schema, run, profile, engine, sandbox, cycles, leftovers, scenarios, split, verdict, notes }
+    enum CodingKeys: String, CodingKey { case schema, run, profile, engine, sandbox, socks, cycles, leftovers, scenarios, split, verdict, notes }
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(schema, forKey: .schema)
@@ -281,6 +285,7 @@ extension ResilienceReport {
         try c.encode(profile, forKey: .profile)
         try c.encode(engine, forKey: .engine)
         try c.encode(sandbox, forKey: .sandbox)
+        try c.encode(socks, forKey: .socks)
         try c.encode(cycles, forKey: .cycles)
         try c.encode(leftovers, forKey: .leftovers)
         try c.encode(scenarios, forKey: .scenarios)

@@ -162,6 +162,14 @@ struct Engine: Sendable {
         throw ProfileError(field: "\(section).\(field)", "is missing (or give \(section).passwordFile, --password, --password-file)")
     }
 
+    /// Whether the engine attaches to the sandbox's TUN. Every engine does but a SOCKS-shaped one:
+    /// `--engine command` given a SOCKS5 port (`--socks`) and no `{tun}` in its command line. Such
+    /// an engine is a host inside the sandbox that offers a proxy; the sandbox keeps the routes of
+    /// the device's network and traffic crosses the tunnel only through the proxy.
+    func usesTUN(socks: Endpoint?) -> Bool {
+        kind != .command || socks == nil || commandTemplate.contains { $0.contains("{tun}") }
+    }
+
     /// The engine's argv inside the sandbox (after `ip netns exec`).
     func argv(program path: String, sandbox: Sandbox) -> [String] {
         let tun = sandbox.tunDevice

@@ -3,8 +3,9 @@ public import Reports
 import Synchronization
 
 /// The steady probe flow of a resilience scenario: one HTTP GET to the whoami URL through the
-/// tunnel every `interval`, each sent on schedule whatever the previous one is doing, and each
-/// logged with its send time and outcome.
+/// tunnel every `interval` (through the TUN's routes, or through the engine's SOCKS5 proxy when
+/// it has one), each sent on schedule whatever the previous one is doing, and each logged with
+/// its send time and outcome.
 enum ProbeFlow {
     final class StopFlag: Sendable {
         private let value = Mutex(false)
@@ -15,7 +16,7 @@ enum ProbeFlow {
     /// Runs until `stop` is set (or the task is cancelled) and returns every probe, by send time.
     /// A probe counts as answered only when the body's first line is `expectedExit` (when given):
     /// an answer that came around the tunnel is a failure.
-    static func run(url: WhoamiURL, namespacePath: String, origin: ContinuousClock.Instant, interval: Duration,
+    static func run(url: WhoamiURL, socks: Endpoint?, namespacePath: String, origin: ContinuousClock.Instant, interval: Duration,
                     timeout: Duration, expectedExit: String?, stop: StopFlag) async -> [ResilienceReport.Probe] {
         let clock = ContinuousClock()
         return await withTaskGroup(of: ResilienceReport.Probe.self) { group in
@@ -23,7 +24,7 @@ enum ProbeFlow {
             while !stop.isSet, !Task.isCancelled {
                 let sent = clock.now
                 group.addTask {
-                    let result = await SandboxProbes.httpGet(url: url, namespacePath: namespacePath, timeout: timeout)
+                    let result = await SandboxProbes.httpGet(url: url, socks: socks, namespacePath: namespacePath, timeout: timeout)
                     let atMs = (sent - origin).milliseconds
                     let latency = (clock.now - sent).milliseconds
                     switch result {

@@ -41,6 +41,10 @@ public struct ResilienceConfiguration: Sendable {
     public var appliedSplit: Profile.Split?
     /// Where per-scenario captures and probe logs go.
     public var directory: String?
+    /// The SOCKS5 port of a SOCKS-shaped engine inside the sandbox (as for `verify`): the first
+    /// data of each start and the probe flow go through it. Without `{tun}` in the engine's
+    /// command line the engine has no TUN: no TUN address, no tunnel routes, no split check.
+    public var socks: Endpoint?
 
     public init(profile: Profile, engine: EngineKind, overrides: EngineOverrides = EngineOverrides(), whoami: WhoamiURL, seed: UInt64) {
         self.profile = profile
@@ -100,6 +104,8 @@ struct ResilienceSession: Sendable {
     var split: ResilienceReport.Split?
     /// Split domain -> the addresses it resolved to in the split check.
     var resolved: [String: [String]] = [:]
+    /// The engine attaches to the sandbox's TUN (false for a SOCKS-shaped engine without `{tun}`).
+    let usesTUN: Bool
 
     init(configuration: ResilienceConfiguration, engine: Engine, tools: Tools, sandbox: Sandbox) {
         self.configuration = configuration
@@ -108,6 +114,29 @@ struct ResilienceSession: Sendable {
         self.sandbox = sandbox
         gateway = sandbox.hostAddress
         uplinkAddress = sandbox.uplinkAddress
+        usesTUN = engine.usesTUN(socks: configuration.socks)
+    }
+
+    /// How the probes reach the whoami URL, for the report's words.
+    var dataPath: String {
+        switch (configuration.socks, usesTUN) {
+        case (let socks?, true): "the SOCKS5 proxy \(socks) and \(sandbox.tunDevice)"
+        case (let socks?, false): "the SOCKS5 proxy \(socks)"
+        case (nil, _): "the TUN"
+        }
+    }
+
+    /// One GET to the whoami URL the way the probe flow sends it.
+    func probeOnce(timeout: Duration) async -> Result<String, ProbeFailure> {
+        await SandboxProbes.httpGet(url: configuration.whoami, socks: configuration.socks, namespacePath: sandbox.namespacePath,
+                                    timeout: timeout)
+    }
+
+    /// The tunnel's routes again (after the uplink lost or changed them); nothing without a TUN.
+    func reapplyTunnelRoutes() async throws(VerifyError) {
+        guard usesTUN else { return }
+        try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
+                                       split: routedSplit, tools: tools)
     }
 
     struct Running: Sendable {
@@ -130,7 +159,8 @@ struct ResilienceSession: Sendable {
 
     // MARK: - engine up and down
 
-    /// Launch, TUN address, routes, handshake, first answer through the TUN; times from the launch.
+    /// Launch, TUN address, routes, handshake, first answer through the TUN (or the SOCKS5 proxy);
+    /// times from the launch. Without a TUN the TUN address and routes steps are skipped.
     mutating func start() async throws(StartFailure) -> Running {
         starts += 1
         let launched = clock.now
@@ -159,7 +189,7 @@ struct ResilienceSession: Sendable {
         }
         // The address counts once two reads agree (engines set address and netmask in steps).
         var previous: String?
-        while true {
+        while usesTUN {
             if let address = await sandbox.tunAddress(tools: tools) {
                 if address == previous { break }
                 previous = address
@@ -172,8 +202,7 @@ struct ResilienceSession: Sendable {
             try? await clock.sleep(for: .milliseconds(100))
         }
         do {
-            try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
-                                           split: routedSplit, tools: tools)
+            try await reapplyTunnelRoutes()
         } catch {
             throw StartFailure(reason: error.message, process: process)
         }
@@ -190,13 +219,15 @@ struct ResilienceSession: Sendable {
             }
         }
         // Routes again, idempotently: an engine may reconfigure its TUN during the handshake.
-        _ = try? await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
-                                        split: routedSplit, tools: tools)
+        _ = try? await reapplyTunnelRoutes()
+        // First data counts only from the profile's exit (as in the probe flow): an answer that
+        // came around the tunnel or the proxy is no data through it.
+        let exit = configuration.profile.expectedExitIP
         while true {
-            let result = await SandboxProbes.httpGet(url: configuration.whoami, namespacePath: sandbox.namespacePath, timeout: .seconds(1))
-            if case .success = result { break }
+            if case .success(let body) = await probeOnce(timeout: .seconds(1)),
+               exit == nil || body.split(whereSeparator: \.isNewline).first.map(String.init) == exit { break }
             if Task.isCancelled { throw StartFailure(reason: "interrupted", process: process) }
-            guard clock.now < deadline else { throw StartFailure(reason: "handshake done but no data through the TUN within \(configuration.deadline)", process: process) }
+            guard clock.now < deadline else { throw StartFailure(reason: "handshake done but no data through \(dataPath) within \(configuration.deadline)", process: process) }
             try? await clock.sleep(for: .milliseconds(50))
         }
         return Running(process: process, pid: pid, handshakeMs: handshakeMs ?? 0, firstDataMs: (clock.now - launched).milliseconds)
@@ -226,6 +257,9 @@ struct ResilienceSession: Sendable {
     // MARK: - run
 
     mutating func execute() async {
+        if !usesTUN {
+            notes.append("no TUN: a SOCKS-shaped engine (--socks and no {tun} in its command line); first data and the probe flow went through \(dataPath), no TUN address was awaited and no tunnel routes were set or removed")
+        }
         if configuration.cycles > 0 { await runCycles() }
         guard !interrupted, !configuration.disruptions.isEmpty || configuration.profile.split != nil else { return }
         let running: Running
@@ -238,7 +272,13 @@ struct ResilienceSession: Sendable {
             return
         }
         var current = running
-        if configuration.profile.split != nil { await splitCheck() }
+        if configuration.profile.split != nil {
+            if usesTUN {
+                await splitCheck()
+            } else {
+                notes.append("split check not run: a split decides which destinations are routed into the TUN, and this engine has no TUN (SOCKS-shaped); split: null")
+            }
+        }
         for kind in configuration.disruptions {
             if kind == .resolverOutage, engine.carrierDomain == nil {
                 notes.append("resolver-outage not run: \(engine.kind.rawValue) uses no resolver")
@@ -267,7 +307,7 @@ struct ResilienceSession: Sendable {
                 if Task.isCancelled { interrupted = true; break }
                 cycles.append(.init(index: index, ok: false, stopMs: stopMs, failure: error.reason))
             }
-            await sandbox.removeTunnelRoutes(carriers: carriers, split: routedSplit, tools: tools)
+            if usesTUN { await sandbox.removeTunnelRoutes(carriers: carriers, split: routedSplit, tools: tools) }
             let snapshot = await sandbox.snapshot(tools: tools)
             stray += snapshot.processes.map { "after cycle \(index): \($0)" }
             after.append(snapshot)
@@ -306,7 +346,8 @@ struct ResilienceSession: Sendable {
         let stopFlag = ProbeFlow.StopFlag()
         let url = configuration.whoami, path = sandbox.namespacePath
         let interval = configuration.probeInterval, timeout = configuration.probeTimeout, exit = configuration.profile.expectedExitIP
-        let flow = Task { await ProbeFlow.run(url: url, namespacePath: path, origin: origin, interval: interval, timeout: timeout,
+        let socks = configuration.socks
+        let flow = Task { await ProbeFlow.run(url: url, socks: socks, namespacePath: path, origin: origin, interval: interval, timeout: timeout,
                                               expectedExit: exit, stop: stopFlag) }
         let logBefore = running.process.logText.split(whereSeparator: \.isNewline).count
         // With several resolvers, a second capture of the baseline tells which one is in use.
@@ -330,8 +371,7 @@ struct ResilienceSession: Sendable {
                 try? await clock.sleep(for: length ?? .seconds(1))
                 try await sandbox.setUplink(up: true, tools: tools)
                 try await sandbox.uplinkRoutes(gateway: gateway, tools: tools)
-                try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
-                                               split: routedSplit, tools: tools)
+                try await reapplyTunnelRoutes()
                 capture = try? await UplinkCapture.start(namespacePath: path, interface: sandbox.uplink,
                                                          path: directory + "/uplink-\(name)-after.pcap", origin: origin)
                 if capture == nil {
@@ -343,8 +383,7 @@ struct ResilienceSession: Sendable {
                 gateway = moved.gateway
                 uplinkAddress = moved.address
                 try await sandbox.uplinkRoutes(gateway: gateway, tools: tools)
-                try await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
-                                               split: routedSplit, tools: tools)
+                try await reapplyTunnelRoutes()
                 scenarioNotes.append("uplink moved to \(moved.address) via \(moved.gateway)")
             case .resolverOutage:
                 // The resolver in use: the one most of the baseline's tunnel queries went to.
@@ -388,7 +427,7 @@ struct ResilienceSession: Sendable {
         while clock.now < bound, !Task.isCancelled {
             try? await clock.sleep(for: poll)
             // The flow's own log is read at the end; here a direct probe tells when to stop waiting.
-            if case .success = await SandboxProbes.httpGet(url: url, namespacePath: path, timeout: timeout) { recoveredProbe = true; break }
+            if case .success = await probeOnce(timeout: timeout) { recoveredProbe = true; break }
         }
         if recoveredProbe { try? await clock.sleep(for: .milliseconds(500)) }
         if Task.isCancelled { interrupted = true }
@@ -412,10 +451,9 @@ struct ResilienceSession: Sendable {
         // An engine that reconfigures its TUN (a new session sets the address again) can take the
         // routes through it with it: then traffic meant for the tunnel leaves by the uplink
         // (the capture shows it). Said, and the routes set again for what follows.
-        if current != nil, let device = await sandbox.routeDevice(to: url.host, tools: tools), device != sandbox.tunDevice {
+        if usesTUN, current != nil, let device = await sandbox.routeDevice(to: url.host, tools: tools), device != sandbox.tunDevice {
             scenarioNotes.append("at the end of the scenario \(url.host) was routed through \(device), not the TUN: the routes through the TUN were gone (the engine reconfigured its TUN); the tool set them again")
-            _ = try? await sandbox.tunnelRoutes(carriers: carriers, gateway: gateway, claimIPv6: configuration.profile.claimIPv6,
-                                            split: routedSplit, tools: tools)
+            _ = try? await reapplyTunnelRoutes()
         }
         var failover: ResilienceReport.Failover?
         var failoverNote: String?
@@ -536,6 +574,7 @@ struct ResilienceSession: Sendable {
             && !notes.contains { $0.hasPrefix("the engine did not come up") }
         let verdict = interrupted ? "incomplete" : (cyclesOK && scenariosOK && split?.ok != false ? "pass" : "fail")
         return ResilienceReport(run: run, profile: configuration.profile.name, engine: configuration.engine.rawValue, sandbox: sandbox.namespace,
+                                socks: configuration.socks?.description,
                                 cycles: cycles, leftovers: leftovers, scenarios: scenarios, split: split, verdict: verdict, notes: notes)
     }
 }

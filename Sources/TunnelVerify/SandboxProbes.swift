@@ -33,6 +33,13 @@ enum SandboxProbes {
         return result ?? .failure(ProbeFailure("cannot enter the sandbox"))
     }
 
+    /// The GET as the engine carries it: through its SOCKS5 proxy when it has one (`socks`), else
+    /// straight from the sandbox, where the routes lead into the TUN.
+    static func httpGet(url: WhoamiURL, socks: Endpoint?, namespacePath: String, timeout: Duration) async -> Result<String, ProbeFailure> {
+        if let socks { return await httpGetViaSOCKS(url: url, socks: socks, namespacePath: namespacePath, timeout: timeout) }
+        return await httpGet(url: url, namespacePath: namespacePath, timeout: timeout)
+    }
+
     /// The same GET through a SOCKS5 proxy inside the sandbox (RFC 1928): no authentication,
     /// CONNECT with the host as a domain name (ATYP 3) so the proxy resolves it remotely, or as an
     /// address when it is one.

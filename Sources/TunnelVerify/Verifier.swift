@@ -188,7 +188,7 @@ struct VerifySession {
         let deadline = started + configuration.deadline
         // A SOCKS-shaped engine started without `{tun}` has no TUN: the sandbox is a host that
         // uses the proxy, and its routes stay those of the device's network.
-        let usesTUN = engine.kind != .command || engine.commandTemplate.contains { $0.contains("{tun}") } || configuration.socks == nil
+        let usesTUN = engine.usesTUN(socks: configuration.socks)
         if !usesTUN {
             record("tun", started: started, ok: true, detail: "not used: SOCKS-shaped engine without {tun}")
             record("routes", started: clock.now, ok: true, detail: "not changed: the engine has no TUN")
@@ -290,11 +290,8 @@ struct VerifySession {
         started = clock.now
         let before = await sandbox.tunCounters()
         if let whoami = configuration.whoami {
-            let result = if let socks = configuration.socks {
-                await SandboxProbes.httpGetViaSOCKS(url: whoami, socks: socks, namespacePath: sandbox.namespacePath, timeout: .seconds(3))
-            } else {
-                await SandboxProbes.httpGet(url: whoami, namespacePath: sandbox.namespacePath, timeout: .seconds(3))
-            }
+            let result = await SandboxProbes.httpGet(url: whoami, socks: configuration.socks, namespacePath: sandbox.namespacePath,
+                                                     timeout: .seconds(3))
             let after = await sandbox.tunCounters()
             let carried = !usesTUN || (before.flatMap { b in after.map { a in a.up > b.up && a.down > b.down } } ?? false)
             switch result {

@@ -25,6 +25,9 @@ struct EngineOptions: ParsableArguments {
     @Option(help: "With --engine command: a regular expression whose match in the engine's log is handshake evidence.")
     var handshakePattern: String?
 
+    @Option(help: "SOCKS5 port of a SOCKS-shaped engine inside the sandbox (host:port): data, exit IP, leak names and the resilience probe flow go through it; without {tun} in --engine-command the engine has no TUN (no TUN routes, no split check).")
+    var socks: String?
+
     /// `--engine`, or the engine the profile's protocol names (iodine when it names none).
     func kind(for profile: Profile) throws -> EngineKind {
         guard let engine else { return EngineKind(rawValue: profile.tunnelProtocol.rawValue) ?? .iodine }
@@ -32,6 +35,13 @@ struct EngineOptions: ParsableArguments {
             throw fail("--engine \(engine): use iodine, openvpn, wireguard or command", .validationFailure)
         }
         return value
+    }
+
+    /// `--socks host:port` (port 1080 when absent).
+    func socksEndpoint() throws -> Endpoint? {
+        guard let socks else { return nil }
+        guard let endpoint = Endpoint(parsing: socks, defaultPort: 1080) else { throw fail("--socks \(socks): use ip:port", .validationFailure) }
+        return endpoint
     }
 
     var overrides: EngineOverrides {

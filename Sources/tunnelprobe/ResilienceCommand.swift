@@ -11,11 +11,12 @@ struct ResilienceCommand: AsyncParsableCommand {
         discussion: """
         In one sandbox (as `verify` makes it): --cycles N engine starts and stops, each timed to the \
         handshake and the first data, with proof that nothing accumulated; then each scenario while \
-        one HTTP GET every 100 ms crosses the tunnel: uplink down for each --outage length, uplink \
-        address change, resolver outage, engine killed and restarted. Recovery time, lost probes, \
-        reconnect attempts and leaks (uplink capture) per scenario. SIGINT restores the uplink, \
-        removes the sandbox and writes the partial report. Writes resilience.json and resilience.md \
-        with one probes-<scenario>.csv and uplink pcap per scenario.
+        one HTTP GET every 100 ms crosses the tunnel (through the engine's SOCKS5 proxy with \
+        --socks): uplink down for each --outage length, uplink address change, resolver outage, \
+        engine killed and restarted. Recovery time, lost probes, reconnect attempts and leaks \
+        (uplink capture) per scenario. SIGINT restores the uplink, removes the sandbox and writes \
+        the partial report. Writes resilience.json and resilience.md with one probes-<scenario>.csv \
+        and uplink pcap per scenario.
 
         Example (in the lab):
           tunnelprobe lab exec -- tunnelprobe resilience --profile family.json \\
@@ -101,6 +102,7 @@ struct ResilienceCommand: AsyncParsableCommand {
         guard deadline > 0, deadline <= 600 else { throw fail("--deadline must be in (0, 600] seconds", .validationFailure) }
         configuration.deadline = .milliseconds(Int64(deadline * 1000))
         configuration.stateRoot = stateRoot
+        configuration.socks = try engineOptions.socksEndpoint()
         if let applySplit {
             let words = applySplit.split(separator: " ")
             let written = words.dropFirst().flatMap { $0.split(separator: ",") }.map(String.init)

@@ -43,9 +43,6 @@ struct VerifyCommand: AsyncParsableCommand {
     @Option(help: "Zone under which the DNS leak check makes unique names.")
     var leakDomain: String = "leak.tunnelprobe.invalid"
 
-    @Option(help: "SOCKS5 port of a SOCKS-shaped engine inside the sandbox (host:port): data, exit IP and leak names go through it.")
-    var socks: String?
-
     @Option(help: "The responder's zone whose leak zone records which resolver asked (needs --leak-key-file).")
     var leakZone: String?
 
@@ -92,6 +89,7 @@ struct VerifyCommand: AsyncParsableCommand {
         }
         let overrides = engineOptions.overrides
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
+        let socksEndpoint = try engineOptions.socksEndpoint()
         if let cycles {
             guard (1...100).contains(cycles) else { throw fail("--cycles must be in 1...100", .validationFailure) }
             guard let whoami else { throw fail("--cycles needs --whoami-url (first data is timed through it)", .validationFailure) }
@@ -100,6 +98,7 @@ struct VerifyCommand: AsyncParsableCommand {
             guard deadline > 0, deadline <= 600 else { throw fail("--deadline must be in (0, 600] seconds", .validationFailure) }
             cycling.deadline = .milliseconds(Int64(deadline * 1000))
             cycling.stateRoot = stateRoot
+            cycling.socks = socksEndpoint
             try await ResilienceCommand.execute(cycling, out: out, common: common)
             return
         }
@@ -110,10 +109,7 @@ struct VerifyCommand: AsyncParsableCommand {
         configuration.leakDomain = leakDomain
         configuration.stateRoot = stateRoot
         configuration.expectedResolvers = expectedResolvers
-        if let socks {
-            guard let endpoint = Endpoint(parsing: socks, defaultPort: 1080) else { throw fail("--socks \(socks): use ip:port", .validationFailure) }
-            configuration.socks = endpoint
-        }
+        configuration.socks = socksEndpoint
         if let leakZone {
             guard let leakKeyFile else { throw fail("--leak-zone needs --leak-key-file", .validationFailure) }
             let zone: DNSName

@@ -85,6 +85,19 @@ struct ResilienceMarkdownTests {
         #expect(bins.map(\.value) == [5, 5, 0, 0, 2, 5])
     }
 
+    /// `socks` is an explicit null for a run through the TUN; a SOCKS-shaped run names its proxy.
+    @Test func aSOCKSShapedRunSaysWhereTheProbesWent() throws {
+        var report = Self.sample()
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(try ReportWriter.json(report).utf8)) as? [String: Any])
+        #expect(object["socks"] is NSNull)
+        #expect(!report.markdown().contains("SOCKS"))
+        report.socks = "127.0.0.1:18080"
+        #expect(report.markdown().contains("SOCKS-shaped engine: first data and probes went through its SOCKS5 proxy `127.0.0.1:18080`."))
+        #expect(report.htmlSection().contains("through its SOCKS5 proxy 127.0.0.1:18080"))
+        let decoded = try JSONDecoder().decode(ResilienceReport.self, from: Data(try ReportWriter.json(report).utf8))
+        #expect(decoded.socks == "127.0.0.1:18080" && decoded == report)
+    }
+
     @Test func recoveryIsTheFirstAnswerSentAfterTheDisruption() {
         let probes: [ResilienceReport.Probe] = [
             .init(atMs: 900, ok: true, latencyMs: 10, error: nil),

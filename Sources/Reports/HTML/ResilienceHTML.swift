@@ -5,6 +5,7 @@ extension ResilienceReport {
         var s = "<section id=\"resilience\"><h2>Tunnel resilience</h2>"
         let tone: HTML.Tone = verdict == "pass" ? .ok : (verdict == "incomplete" ? .warn : .bad)
         s += "<p>\(HTML.badge(verdict.uppercased(), tone)) \(HTML.escape(engine)) with profile “\(HTML.escape(profile))”</p>"
+        if let socks { s += "<p>SOCKS-shaped engine: first data and probes went through its SOCKS5 proxy \(HTML.escape(socks)).</p>" }
         if !cycles.isEmpty {
             s += "<h3>Cycles</h3>"
             s += HTML.table(["cycle", "ok", "handshake ms", "first data ms", "stop ms", "failure"], cycles.map {
