@@ -31,11 +31,7 @@ struct PathCommand: AsyncParsableCommand {
         """
     )
 
-    @Option(name: .customLong("resolver"), help: "A resolver: ip, ip:port or [v6]:port (repeatable).")
-    var resolverEntries: [String] = []
-
-    @Option(name: .customLong("resolvers"), help: "File of resolvers, one per line (# comments).")
-    var resolverFiles: [String] = []
+    @OptionGroup var resolverOptions: ResolverOptions
 
     @Option(help: "Domain served by `tunnelprobe serve`.")
     var domain: String
@@ -129,20 +125,10 @@ struct PathCommand: AsyncParsableCommand {
         guard down >= 0, down <= min(maxDown, 65_535) else {
             throw fail("--size: response payload must be 0...\(min(maxDown, 65_535)) bytes in \(type)", .validationFailure)
         }
-        var list = ResolverList()
-        for entry in resolverEntries {
-            guard !entry.contains("/") else { throw fail("--resolver \(entry): give one address, not a block", .validationFailure) }
-            do { try ResolverList.parse(entry: entry).0.forEach { list.add($0) } } catch {
-                throw fail("--resolver \(entry): \(error)", .validationFailure)
-            }
-        }
-        for file in resolverFiles {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                throw fail("--resolvers \(file): cannot read the file", Exit.badInput)
-            }
-            list.add(text: text, source: file, cidrCap: 256)
-            if let issue = list.issues.first { throw fail("\(issue)", Exit.badInput) }
-        }
+        // A path run streams to every resolver at --rate: a block gives at most 256 of them, and a
+        // bad line stops the run rather than measuring fewer resolvers than the user listed.
+        let list = try resolverOptions.list(cidrCap: 256)
+        if let issue = list.issues.first { throw fail("\(issue)", Exit.badInput) }
         guard !list.resolvers.isEmpty else { throw fail("give --resolver or --resolvers FILE with at least one resolver", .validationFailure) }
         let key: ProbeKey
         do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Reports
-import Synchronization
 import TunnelVerify
 
 struct ResilienceCommand: AsyncParsableCommand {
@@ -124,52 +123,12 @@ struct ResilienceCommand: AsyncParsableCommand {
 
     /// Preflight, run under the signal trap, write resilience.json/.md (also when interrupted).
     static func execute(_ configuration: ResilienceConfiguration, out: String?, common: CommonOptions) async throws {
-        do {
-            try Resilience.preflight(configuration)
-        } catch {
-            let code: ExitCode = switch error.code {
-            case .notRoot: Exit.noPermission
-            case .invalidProfile: Exit.badInput
-            default: Exit.environment
-            }
-            throw fail(error.message, code)
+        try SandboxRun.preflight { () throws(VerifyError) in try Resilience.preflight(configuration) }
+        try await SandboxRun.execute(kind: "resilience", seed: configuration.seed, out: out, common: common) {
+            info, directory throws(VerifyError) in
+            var configuration = configuration
+            configuration.directory = directory
+            return try await Resilience.run(configuration, run: info)
         }
-        let started = Date()
-        let runID = ReportWriter.runID(kind: "resilience", date: started)
-        let info = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: hostName(), seed: configuration.seed,
-                           startedAt: ReportWriter.timestamp(started))
-        let directory = out ?? "reports/\(runID)"
-        var configuration = configuration
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            configuration.directory = URL(fileURLWithPath: directory).standardizedFileURL.path
-        } catch {
-            throw fail("cannot create \(directory): \(error)", Exit.environment)
-        }
-        let frozen = configuration
-        let interruption = Interruption()
-        let task = Task { () throws(VerifyError) -> ResilienceReport in try await Resilience.run(frozen, run: info) }
-        let trap = interruption.trap { task.cancel() }
-        let result = await task.result
-        trap.release()
-        var report: ResilienceReport
-        switch result {
-        case .success(let value): report = value
-        case .failure(let error): throw fail("\(error)", Exit.environment)
-        }
-        if let reason = interruption.signal {
-            report.run.interruption = reason
-            report.run.complete = false
-            report.verdict = "incomplete"
-        }
-        try writeRunReport([("resilience.json", try ReportWriter.json(report)), ("resilience.md", report.markdown())], to: directory,
-                           defaultLocation: out == nil)
-        if common.json {
-            print(try ReportWriter.json(report), terminator: "")
-        } else if !common.quiet {
-            print(report.summaryLine + "\nreport: \(directory)/resilience.md")
-        }
-        if interruption.happened { throw Exit.interrupted }
-        if report.verdict != "pass" { throw Exit.checksFailed }
     }
 }

@@ -25,11 +25,7 @@ struct ScanCommand: AsyncParsableCommand {
         """
     )
 
-    @Option(name: .customLong("resolver"), help: "A resolver: ip, ip:port, [v6]:port or a CIDR block (repeatable).")
-    var resolverEntries: [String] = []
-
-    @Option(name: .customLong("resolvers"), help: "File of resolvers, one per line (# comments).")
-    var resolverFiles: [String] = []
+    @OptionGroup var resolverOptions: ResolverOptions
 
     @Option(name: .customLong("domain"), help: "Tunnel domain served by `tunnelprobe serve` (repeatable).")
     var domains: [String] = []
@@ -95,7 +91,7 @@ struct ScanCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard !domains.isEmpty else { throw ValidationError("give at least one --domain") }
-        guard !resolverEntries.isEmpty || !resolverFiles.isEmpty else {
+        guard !resolverOptions.isEmpty else {
             throw ValidationError("give --resolver or --resolvers FILE")
         }
         guard LabelEncoding(rawValue: encoding) != nil else {
@@ -128,18 +124,7 @@ struct ScanCommand: AsyncParsableCommand {
         for d in domains {
             do { zones.append(try DNSName(d)) } catch { throw fail("--domain \(d): \(error)", .validationFailure) }
         }
-        var list = ResolverList()
-        for entry in resolverEntries {
-            do { try ResolverList.parse(entry: entry, cidrCap: cidrCap).0.forEach { list.add($0) } } catch {
-                throw fail("--resolver \(entry): \(error)", .validationFailure)
-            }
-        }
-        for file in resolverFiles {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                throw fail("--resolvers \(file): cannot read the file", Exit.badInput)
-            }
-            list.add(text: text, source: file, cidrCap: cidrCap)
-        }
+        let list = try resolverOptions.list(cidrCap: cidrCap)
         for issue in list.issues { logger.warning("\(issue)") }
         guard !list.resolvers.isEmpty else { throw fail("no usable resolver in the input", Exit.badInput) }
 

@@ -3,7 +3,6 @@ import DNSWire
 import Foundation
 import ProbeProtocol
 import Reports
-import Synchronization
 import TunnelVerify
 
 struct VerifyCommand: AsyncParsableCommand {
@@ -128,52 +127,12 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             configuration.checks = set
         }
-        do {
-            try Verifier.preflight(configuration)
-        } catch {
-            let code: ExitCode = switch error.code {
-            case .notRoot: Exit.noPermission
-            case .invalidProfile: Exit.badInput
-            default: Exit.environment
-            }
-            throw fail(error.message, code)
-        }
-
-        let started = Date()
-        let runID = ReportWriter.runID(kind: "verify", date: started)
-        let info = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: hostName(), seed: seed,
-                           startedAt: ReportWriter.timestamp(started))
-        let directory = out ?? "reports/\(runID)"
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            configuration.capturePath = URL(fileURLWithPath: directory).standardizedFileURL.path + "/uplink.pcap"
-        } catch {
-            throw fail("cannot create \(directory): \(error)", Exit.environment)
-        }
+        try SandboxRun.preflight { () throws(VerifyError) in try Verifier.preflight(configuration) }
         let frozen = configuration
-        let interruption = Interruption()
-        let task = Task { () throws(VerifyError) -> VerifyReport in try await Verifier.run(frozen, run: info) }
-        let trap = interruption.trap { task.cancel() }
-        let result = await task.result
-        trap.release()
-        var report: VerifyReport
-        switch result {
-        case .success(let value): report = value
-        case .failure(let error): throw fail("\(error)", Exit.environment)
+        try await SandboxRun.execute(kind: "verify", seed: seed, out: out, common: common) { info, directory throws(VerifyError) in
+            var configuration = frozen
+            configuration.capturePath = directory + "/uplink.pcap"
+            return try await Verifier.run(configuration, run: info)
         }
-        if let reason = interruption.signal {
-            report.run.interruption = reason
-            report.run.complete = false
-            report.verdict = "incomplete"
-        }
-        try writeRunReport([("verify.json", try ReportWriter.json(report)), ("verify.md", report.markdown())], to: directory,
-                           defaultLocation: out == nil)
-        if common.json {
-            print(try ReportWriter.json(report), terminator: "")
-        } else if !common.quiet {
-            print(report.summaryLine + "\nreport: \(directory)/verify.md")
-        }
-        if interruption.happened { throw Exit.interrupted }
-        if report.verdict != "pass" { throw Exit.checksFailed }
     }
 }

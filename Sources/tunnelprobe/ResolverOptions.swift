@@ -1,0 +1,32 @@
+import ArgumentParser
+import Foundation
+import ProbeClient
+
+/// `--resolver` and `--resolvers FILE`, as `scan` and `path` take them.
+struct ResolverOptions: ParsableArguments {
+    @Option(name: .customLong("resolver"), help: "A resolver: ip, ip:port, [v6]:port or a CIDR block (repeatable).")
+    var entries: [String] = []
+
+    @Option(name: .customLong("resolvers"), help: "File of resolvers, one per line (# comments).")
+    var files: [String] = []
+
+    var isEmpty: Bool { entries.isEmpty && files.isEmpty }
+
+    /// Every `--resolver` (a bad one is a usage error) and every line of every file; a bad line is
+    /// kept in `issues` with its file and line number, for the caller to warn about or refuse.
+    func list(cidrCap: Int) throws -> ResolverList {
+        var list = ResolverList()
+        for entry in entries {
+            do { try ResolverList.parse(entry: entry, cidrCap: cidrCap).0.forEach { list.add($0) } } catch {
+                throw fail("--resolver \(entry): \(error)", .validationFailure)
+            }
+        }
+        for file in files {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw fail("--resolvers \(file): cannot read the file", Exit.badInput)
+            }
+            list.add(text: text, source: file, cidrCap: cidrCap)
+        }
+        return list
+    }
+}
