@@ -26,9 +26,13 @@ final class UplinkCapture: Sendable {
     /// Starts capturing; packets are recorded from the moment this returns.
     static func start(namespacePath: String, interface: String, path: String,
                       origin: ContinuousClock.Instant) async throws(VerifyError) -> UplinkCapture {
-        // The run's origin on the wall clock, to place kernel timestamps on the run's timeline.
-        let sinceOrigin = ContinuousClock.now - origin
-        let originNanos = Int64(Date().timeIntervalSince1970 * 1e9) - Int64(sinceOrigin.milliseconds) * 1_000_000
+        // The run's origin on the wall clock, to place kernel timestamps on the run's timeline. In
+        // full nanoseconds: cut to milliseconds it put every frame up to 1 ms early, and a query sent
+        // right at the start of a check's window fell before the window and out of the evidence.
+        // The wall clock is read first, so what error is left places frames late, never early.
+        let wallNanos = Int64(Date().timeIntervalSince1970 * 1e9)
+        let (seconds, attoseconds) = (ContinuousClock.now - origin).components
+        let originNanos = wallNanos - (seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         // Only what the sandbox sends: a leak is a packet sent, whatever comes back.
         let live = LiveCapture(device: interface, filter: "", snapLength: 2048, writeTo: path, outboundOnly: true)
         let failure = try await NamespaceThread.run(in: namespacePath) { () -> String? in
