@@ -72,13 +72,25 @@ struct ResilienceSOCKSLabTests {
                                        engine + ["--scenarios", "engine-restart,uplink-down", "--outage", "1", "--recovery-bound", "8"])
         defer { try? FileManager.default.removeItem(atPath: run.directory) }
         let report = try #require(run.report, "no report: \(run.stderr)")
-        #expect(run.status == 0, "\(report.summaryLine) \(report.notes) \(run.stderr)")
+        // When the stand-in engine is killed, the proxy's open connection to the whoami host may send
+        // its last TCP segment after the tunnel device is gone, out of the uplink: a real leak of
+        // the restart, which the report must then name (seen in 1 of about 6 runs). Any other
+        // scenario, or any other packet, is a failure.
+        let leaks = report.scenarios.flatMap(\.leakEvidence)
+        #expect(run.status == (leaks.isEmpty ? 0 : 1), "\(report.summaryLine) \(report.notes) \(run.stderr)")
         #expect(report.socks == "127.0.0.1:18080")
         #expect(report.notes.contains { $0.hasPrefix("no TUN") }, "\(report.notes)")
         #expect(report.split == nil && report.notes.contains { $0.hasPrefix("split check not run") }, "\(report.notes)")
         #expect(report.scenarios.map(\.scenario) == ["engine-restart", "uplink-down-1s"])
         for scenario in report.scenarios {
-            #expect(scenario.leaked == false, "\(scenario.scenario): \(scenario.leakEvidence.map(\.summary))")
+            #expect(scenario.leaked == !scenario.leakEvidence.isEmpty)
+            if scenario.scenario == "engine-restart" {
+                let whoami = t.whoamiURL.split(separator: "/").dropFirst(1).first.map(String.init) ?? ""
+                #expect(scenario.leakEvidence.allSatisfy { $0.destination == whoami && $0.transport == "tcp" },
+                        "\(scenario.leakEvidence.map(\.summary))")
+            } else {
+                #expect(scenario.leaked == false, "\(scenario.scenario): \(scenario.leakEvidence.map(\.summary))")
+            }
             let recovery = try #require(scenario.recoverySeconds, "\(scenario.scenario): \(scenario.recoveryNote ?? "")")
             let log = try String(contentsOfFile: run.directory + "/out/" + (scenario.probeLog ?? "?"), encoding: .utf8)
             let rows = log.split(separator: "\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false) }
