@@ -6,7 +6,7 @@ APT_PACKAGES := libpcap-dev unbound iproute2 nftables dnsperf tcpdump tshark lib
 # on the path under test.
 BIN := .build/release/tunnelprobe
 
-.PHONY: all deps build test demo bench clean
+.PHONY: all deps build test check demo bench clean
 
 all: build
 
@@ -25,6 +25,15 @@ test: build
 	# One suite at a time: the lab suites measure loss and timing, and running them side by side on two
 	# cores makes the responder and the capture drop packets that the tests then (rightly) count.
 	TUNNELPROBE_BIN=$(CURDIR)/$(BIN) $(SWIFT) test --no-parallel
+
+# The suites that need root, the lab, engines or Chromium; `make check` runs everything else.
+LAB_SUITES := LabTests\.(LabDemoTests|LabImpairmentTests|LabLifecycleTests|LabPathCaptureTests|LabPathTests|LabResolverTests|LabScanTests|LabTraceTests|PathRelayAgreementTests)|VerifierLabTests|ResilienceLabTests|ResilienceSOCKSLabTests|ResilienceSplitLabTests|LiveCaptureTests|BrowserTests
+
+# The edit loop: every test that needs no root, no lab and no engine, against the debug binary
+# (about 20 s of tests once built; no apt packages needed beyond libpcap-dev and libisal-dev).
+check:
+	$(SWIFT) build --build-tests
+	TUNNELPROBE_BIN=$(CURDIR)/.build/debug/tunnelprobe $(SWIFT) test --skip-build --skip '$(LAB_SUITES)'
 
 demo: build
 	$(BIN) lab demo

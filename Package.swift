@@ -17,7 +17,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "tunnelprobe", targets: ["tunnelprobe"]),
+        .library(name: "Base", targets: ["Base"]),
         .library(name: "DNSWire", targets: ["DNSWire"]),
+        .library(name: "Fates", targets: ["Fates"]),
         .library(name: "ProbeProtocol", targets: ["ProbeProtocol"]),
         .library(name: "ProbeServer", targets: ["ProbeServer"]),
         .library(name: "ProbeClient", targets: ["ProbeClient"]),
@@ -41,6 +43,11 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
+        // What every layer shares: the seeded generator, the Wilson interval, Gilbert-Elliott parameters
+        // and their text form, the report time format.
+        .target(name: "Base", swiftSettings: strict),
+        // The per-packet fates interchange format (docs/FATES.md) that path, trace, impair and simulate share.
+        .target(name: "Fates", swiftSettings: strict),
         // RFC 1035 / RFC 6891 message codec, label payload codecs, QNAME capacity arithmetic.
         .target(name: "DNSWire", swiftSettings: strict),
         // The probe wire format shared by client and responder (docs/PROTOCOL.md).
@@ -59,7 +66,7 @@ let package = Package(
         .target(
             name: "ProbeClient",
             dependencies: [
-                "DNSWire", "ProbeProtocol", "Reports", "PathMetrics",
+                "Base", "DNSWire", "ProbeProtocol", "Reports", "PathMetrics", "Fates",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ] + nio,
@@ -68,7 +75,7 @@ let package = Package(
         // Pure path statistics: loss (RFC 7680, 3357, Gilbert), reordering (RFC 4737), delay (RFC 3550, 3393).
         .target(
             name: "PathMetrics",
-            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: ["Base", .product(name: "Histogram", package: "hdrhistogram-swift")],
             swiftSettings: strict
         ),
         // libpcap (Debian libpcap-dev) as a system library: offline reading, live capture, pcap writing.
@@ -79,7 +86,7 @@ let package = Package(
         .target(
             name: "TraceAnalysis",
             dependencies: [
-                "Capture", "Reports",
+                "Base", "Capture", "Reports", "Fates",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -88,7 +95,7 @@ let package = Package(
         // impair: the user-space netem relay for UDP, its seeded models and its ground-truth log.
         .target(
             name: "Impairment",
-            dependencies: ["DNSWire", "Reports", "ProbeClient", .product(name: "HeapModule", package: "swift-collections")] + nio,
+            dependencies: ["Base", "DNSWire", "Fates", .product(name: "HeapModule", package: "swift-collections")] + nio,
             swiftSettings: strict
         ),
         // Intel ISA-L (Debian libisal-dev) as a system library: Reed-Solomon over GF(2^8).
@@ -99,7 +106,7 @@ let package = Package(
         .target(
             name: "LinkSim",
             dependencies: [
-                "FEC", "Reports",
+                "Base", "FEC", "Fates",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -109,15 +116,16 @@ let package = Package(
         // `verify`: real engines over TUN in a sandbox namespace, phases and leak checks.
         .target(
             name: "TunnelVerify",
-            dependencies: ["DNSWire", "ProbeProtocol", "Reports", "Capture", .product(name: "Subprocess", package: "swift-subprocess")],
+            dependencies: ["Base", "DNSWire", "ProbeProtocol", "Reports", "Capture", .product(name: "Subprocess", package: "swift-subprocess")],
             swiftSettings: strict
         ),
         // Versioned report documents, their Markdown and HTML renderings and engine exports.
-        .target(name: "Reports", dependencies: ["PathMetrics"], swiftSettings: strict),
+        .target(name: "Reports", dependencies: ["Base", "PathMetrics", "Fates", "LinkSim", "FEC"], swiftSettings: strict),
         // The namespace testbed: client, resolver (real unbound), server, tunnel servers, impairment relay.
         .target(
             name: "Lab",
             dependencies: [
+                "Base",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -126,7 +134,7 @@ let package = Package(
         .executableTarget(
             name: "tunnelprobe",
             dependencies: [
-                "DNSWire", "ProbeProtocol", "ProbeServer", "ProbeClient", "PathMetrics", "Capture", "TraceAnalysis",
+                "Base", "DNSWire", "Fates", "ProbeProtocol", "ProbeServer", "ProbeClient", "PathMetrics", "Capture", "TraceAnalysis",
                 "Impairment", "FEC", "LinkSim", "TunnelVerify", "Reports", "Lab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -134,27 +142,29 @@ let package = Package(
             ] + nio,
             swiftSettings: strict
         ),
-        .testTarget(name: "DNSWireTests", dependencies: ["DNSWire"]),
+        // What every test suite shares: the lab gate, the binary under test, golden files (Tests/TestSupport).
+        .target(name: "TestSupport", dependencies: ["Base"], path: "Tests/TestSupport"),
+        .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
         .testTarget(
             name: "ProbeProtocolTests",
             dependencies: ["ProbeProtocol", "DNSWire", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "ProbeServerTests",
-            dependencies: ["ProbeServer", "ProbeProtocol", "DNSWire", "ProbeClient", "PathMetrics", "Reports"] + nio
+            dependencies: ["ProbeServer", "ProbeProtocol", "DNSWire", "ProbeClient", "PathMetrics", "Reports", "Base", "Fates"] + nio
         ),
-        .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports"] + nio),
-        .testTarget(name: "PathMetricsTests", dependencies: ["PathMetrics", "ProbeClient"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture"]),
-        .testTarget(name: "TraceAnalysisTests", dependencies: ["TraceAnalysis", "Capture", "Reports", "DNSWire"]),
+        .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports", "Base", "Fates"] + nio),
+        .testTarget(name: "PathMetricsTests", dependencies: ["PathMetrics", "Base"]),
+        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture"]),
+        .testTarget(name: "TraceAnalysisTests", dependencies: ["TraceAnalysis", "Capture", "Reports", "DNSWire", "Fates"]),
         .testTarget(name: "FECTests", dependencies: ["FEC"]),
-        .testTarget(name: "LinkSimTests", dependencies: ["LinkSim", "FEC", "Reports"]),
-        .testTarget(name: "ImpairmentTests", dependencies: ["Impairment", "DNSWire", "Reports", "ProbeClient"] + nio),
-        .testTarget(name: "TunnelVerifyTests", dependencies: ["TunnelVerify", "Lab", "Reports"], exclude: ["Golden"]),
-        .testTarget(name: "ReportsTests", dependencies: ["Reports", "PathMetrics"], exclude: ["Golden"]),
+        .testTarget(name: "LinkSimTests", dependencies: ["TestSupport", "LinkSim", "FEC", "Reports", "Base", "Fates"]),
+        .testTarget(name: "ImpairmentTests", dependencies: ["Impairment", "DNSWire", "Base", "Fates", "ProbeClient"] + nio),
+        .testTarget(name: "TunnelVerifyTests", dependencies: ["TestSupport", "TunnelVerify", "Lab", "Reports"], exclude: ["Golden"]),
+        .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "Reports", "PathMetrics", "Base"], exclude: ["Golden"]),
         .testTarget(
             name: "LabTests",
-            dependencies: ["Lab", "ProbeClient", "ProbeProtocol", "Reports", "PathMetrics", "DNSWire", "Impairment"]
+            dependencies: ["TestSupport", "Lab", "ProbeClient", "ProbeProtocol", "Reports", "PathMetrics", "DNSWire", "Impairment", "Base", "Fates"]
         ),
     ]
 )

@@ -1,5 +1,5 @@
-import ProbeClient
-public import Reports
+public import Base
+public import Fates
 
 /// The impairments of one direction as a pure state machine: `decide` takes a datagram's
 /// arrival time and what it carries and returns its fate. No sockets and no clock: the relay and

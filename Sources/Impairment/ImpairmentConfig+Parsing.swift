@@ -1,3 +1,4 @@
+import Base
 import Foundation
 
 /// Why a set of impair flags cannot be used: the flag and the reason, printed as one line.
@@ -195,20 +196,11 @@ extension ImpairmentConfig {
 
     private static func format(_ x: Double) -> String { x == x.rounded() ? String(Int(x)) : String(x) }
 
-    private static func gilbertElliott(_ flag: String, _ s: String) throws(ImpairmentConfigError) -> GilbertElliott.Parameters {
-        var fields: [String: Double] = [:]
-        for part in s.split(separator: ",") {
-            let kv = part.split(separator: "=", maxSplits: 1)
-            guard kv.count == 2, ["p", "r", "h", "k"].contains(String(kv[0])) else {
-                throw ImpairmentConfigError(flag, "\"\(part)\" is not one of p=, r=, h=, k=")
-            }
-            guard fields[String(kv[0])] == nil else { throw ImpairmentConfigError(flag, "\(kv[0]) given twice") }
-            fields[String(kv[0])] = try probability("\(flag) \(kv[0])", String(kv[1]))
+    private static func gilbertElliott(_ flag: String, _ s: String) throws(ImpairmentConfigError) -> GilbertElliottParameters {
+        do {
+            return try GilbertElliottParameters(text: s)
+        } catch {
+            throw ImpairmentConfigError(flag, error.reason)
         }
-        guard let p = fields["p"], let r = fields["r"] else {
-            throw ImpairmentConfigError(flag, "needs p= and r= (e.g. p=0.01,r=0.3)")
-        }
-        guard p > 0 || r > 0 else { throw ImpairmentConfigError(flag, "p and r are both 0: the chain never moves") }
-        return GilbertElliott.Parameters(p: p, r: r, h: fields["h"] ?? 0, k: fields["k"] ?? 1)
     }
 }

@@ -1,4 +1,4 @@
-public import Reports
+public import Fates
 
 /// The fates streams a `--replay` run applies, one per direction at most.
 public struct ReplayPlan: Sendable, Hashable {

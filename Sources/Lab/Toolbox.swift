@@ -1,14 +1,8 @@
+import Base
+
 /// Finds the external programs the lab needs, naming the Debian package when one is missing.
 enum Toolbox {
-    /// `sudo` and cron often run with a PATH that lacks the sbin directories.
-    static let fallbackDirectories = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
-
-    static func locate(_ program: String) -> String? {
-        if program.contains("/") { return SystemCalls.isExecutable(program) ? program : nil }
-        let path = SystemCalls.environment("PATH") ?? ""
-        let directories = path.split(separator: ":").map(String.init) + fallbackDirectories
-        return directories.lazy.map { "\($0)/\(program)" }.first(where: SystemCalls.isExecutable)
-    }
+    static func locate(_ program: String) -> String? { Executables.locate(program) }
 
     static func require(_ program: String, package: String) throws(LabError) -> String {
         guard let path = locate(program) else {

@@ -1,3 +1,4 @@
+import Base
 /// The per-packet fates of one stream of a trace, ready for replay: times relative to the first packet,
 /// a delay for every delivered packet.
 public struct TraceFates: Sendable {
@@ -64,10 +65,10 @@ public struct Channel: Sendable {
     private var origin = 0.0
     private var cycleBase = 0.0
     // Models.
-    private var rng: SimRandom
+    private var rng: SplitMix64
     private var bad = false
     private let intervalMs: Double
-    private let p: Double, r: Double, h: Double, modelDelayMs: Double
+    private let p: Double, r: Double, h: Double, k: Double, modelDelayMs: Double
 
     /// Opportunities passed so far (used or not).
     public private(set) var passed = 0
@@ -82,9 +83,9 @@ public struct Channel: Sendable {
         delivered = trace.delivered
         delaysMs = trace.delayMs
         periodMs = trace.periodMs
-        rng = SimRandom(seed: 0)
+        rng = SplitMix64(seed: 0)
         intervalMs = 0
-        (p, r, h, modelDelayMs) = (0, 0, 0, 0)
+        (p, r, h, k, modelDelayMs) = (0, 0, 0, 1, 0)
         cursor = ((offset % trace.count) + trace.count) % trace.count
         origin = trace.sentMs[cursor]
     }
@@ -95,12 +96,12 @@ public struct Channel: Sendable {
         delivered = []
         delaysMs = []
         periodMs = 0
-        rng = SimRandom(seed: seed)
+        rng = SplitMix64(seed: seed)
         intervalMs = 1000 / model.opportunitiesPerSecond
-        (p, r, h, modelDelayMs) = (model.p, model.r, model.h, model.delayMs)
+        (p, r, h, k, modelDelayMs) = (model.p, model.r, model.h, model.k, model.delayMs)
         // Start Gilbert-Elliott in its stationary distribution.
         if kind == .ge, p + r > 0 {
-            bad = rng.unit() < p / (p + r)
+            bad = rng.unitInterval() < p / (p + r)
         }
     }
 
@@ -131,12 +132,13 @@ public struct Channel: Sendable {
         switch kind {
         case .bernoulli:
             nextTimeMs = Double(passed) * intervalMs
-            return (time, rng.unit() >= p, modelDelayMs)
+            return (time, rng.unitInterval() >= p, modelDelayMs)
         case .ge:
             nextTimeMs = Double(passed) * intervalMs
-            let ok = bad ? rng.unit() < h : true
+            // Good delivers everything when k = 1 (no draw, so Gilbert's model keeps its sequence).
+            let ok = bad ? rng.unitInterval() < h : (k < 1 ? rng.unitInterval() < k : true)
             // The chain moves once per packet slot, after the packet.
-            bad = bad ? !(rng.unit() < r) : rng.unit() < p
+            bad = bad ? !(rng.unitInterval() < r) : rng.unitInterval() < p
             return (time, ok, modelDelayMs)
         case .trace:
             let ok = delivered[cursor]

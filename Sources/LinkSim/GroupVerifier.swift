@@ -1,3 +1,4 @@
+import Base
 import FEC
 import Foundation
 
@@ -30,12 +31,12 @@ public struct GroupVerifier {
     public private(set) var tally = Tally()
     private var codecs: [Int: ReedSolomon] = [:]
     private var originals: [[UInt8]] = []
-    private var rng: SimRandom
+    private var rng: SplitMix64
 
     public init(limit: Int, symbolSize: Int, seed: UInt64) {
         self.limit = limit
         self.symbolSize = symbolSize
-        rng = SimRandom(seed: seed ^ 0x15A1_15A1)
+        rng = SplitMix64(seed: seed ^ 0x15A1_15A1)
         tally.symbolSize = symbolSize
     }
 

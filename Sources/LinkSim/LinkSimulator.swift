@@ -1,3 +1,4 @@
+import Base
 import DequeModule
 public import FEC
 import Foundation
@@ -181,7 +182,7 @@ public struct LinkSimulator {
     // Events.
     private var events = EventQueue()
     private var nowMs = 0.0
-    private var rng: SimRandom
+    private var rng: SplitMix64
 
     public init(settings: Settings, data: Channel, feedback: Channel) {
         self.settings = settings
@@ -222,7 +223,7 @@ public struct LinkSimulator {
         entryMask = (1 << 18) - 1
         messages = storage.make(1 << 14, FeedbackMessage())
         messageMask = (1 << 14) - 1
-        rng = SimRandom(seed: settings.seed ^ 0x7AFF_1C00)
+        rng = SplitMix64(seed: settings.seed ^ 0x7AFF_1C00)
         horizonMs = data.timeOfOpportunity(after: settings.opportunities)
         if !settings.traffic.isGreedy { nextOfferMs = 0 }
     }
@@ -312,7 +313,7 @@ public struct LinkSimulator {
         for _ in 0..<count { waiting.append(nextOfferMs) }
         switch settings.traffic.kind {
         case .interactive:
-            nextOfferMs += -log(1 - rng.unit()) * settings.traffic.gapMs
+            nextOfferMs += -log(1 - rng.unitInterval()) * settings.traffic.gapMs
         default:
             nextOfferMs += 1000 / (settings.traffic.rate ?? 1000)
         }

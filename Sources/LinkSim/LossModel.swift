@@ -1,8 +1,10 @@
-/// A synthetic channel when no trace is at hand: `bernoulli:p=0.05` or `ge:p=0.01,r=0.3,h=0.2`,
+public import Base
+
+/// A synthetic channel when no trace is at hand: `bernoulli:p=0.05` or `ge:p=0.01,r=0.3,h=0.2[,k=0.99]`,
 /// each with optional `delay=` (one-way ms, constant) and `rate=` (opportunities per second).
 ///
-/// Gilbert-Elliott as in docs (measurement.md): Good loses nothing, Bad delivers with probability h
-/// (h = P(received | Bad)); p = P(Good -> Bad), r = P(Bad -> Good) per packet.
+/// The Gilbert-Elliott parameters and their meaning are `GilbertElliottParameters`, the same the
+/// impairment relay takes (docs/MEASUREMENT.md).
 public struct LossModel: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable {
         case bernoulli
@@ -13,33 +15,36 @@ public struct LossModel: Sendable, Hashable, CustomStringConvertible {
     public var p: Double
     public var r: Double
     public var h: Double
+    /// P(received | Good); 1 (Gilbert's model) unless given.
+    public var k: Double
     public var delayMs: Double
     public var opportunitiesPerSecond: Double
 
     public static let defaultDelayMs = 100.0
     public static let defaultRate = 500.0
 
-    public init(kind: Kind, p: Double, r: Double = 1, h: Double = 0, delayMs: Double = defaultDelayMs,
+    public init(kind: Kind, p: Double, r: Double = 1, h: Double = 0, k: Double = 1, delayMs: Double = defaultDelayMs,
                 opportunitiesPerSecond: Double = defaultRate) {
         self.kind = kind
         self.p = p
         self.r = r
         self.h = h
+        self.k = k
         self.delayMs = delayMs
         self.opportunitiesPerSecond = opportunitiesPerSecond
     }
 
-    /// Long-run loss rate: p for Bernoulli; for Gilbert-Elliott the share of time in Bad, p / (p + r),
-    /// times the loss in Bad, 1 - h.
+    /// Long-run loss rate: p for Bernoulli; for Gilbert-Elliott the stationary loss of the chain.
     public var meanLoss: Double {
         switch kind {
         case .bernoulli: p
-        case .ge: p + r > 0 ? p / (p + r) * (1 - h) : 0
+        case .ge: GilbertElliottParameters(p: p, r: r, h: h, k: k).stationaryLoss
         }
     }
 
     public var description: String {
         var s = kind == .bernoulli ? "bernoulli:p=\(p)" : "ge:p=\(p),r=\(r),h=\(h)"
+        if kind == .ge, k != 1 { s += ",k=\(k)" }
         s += ",delay=\(delayMs),rate=\(opportunitiesPerSecond)"
         return s
     }
@@ -49,24 +54,12 @@ public struct LossModel: Sendable, Hashable, CustomStringConvertible {
         guard let name = head.first, let kind = Kind(rawValue: name.lowercased()) else {
             throw SimulationError("--model \(text): unknown model (bernoulli:p=..., or ge:p=...,r=...,h=...)")
         }
-        var values: [String: Double] = [:]
-        if head.count == 2 {
-            for pair in head[1].split(separator: ",") {
-                let kv = pair.split(separator: "=", maxSplits: 1).map(String.init)
-                guard kv.count == 2, let v = Double(kv[1]), v.isFinite else {
-                    throw SimulationError("--model \(text): \"\(pair)\" is not key=number")
-                }
-                values[kv[0].lowercased()] = v
-            }
-        }
-        let allowed: Set<String> = kind == .bernoulli ? ["p", "delay", "rate"] : ["p", "r", "h", "delay", "rate"]
-        if let unknown = values.keys.sorted().first(where: { !allowed.contains($0) }) {
-            throw SimulationError("--model \(text): unknown parameter \"\(unknown)\" (\(allowed.sorted().joined(separator: ", ")))")
-        }
-        func probability(_ key: String) throws(SimulationError) -> Double {
-            guard let v = values[key] else { throw SimulationError("--model \(text): \(key)= is required") }
-            guard (0...1).contains(v) else { throw SimulationError("--model \(text): \(key) must be in [0, 1], got \(v)") }
-            return v
+        let allowed = kind == .bernoulli ? ["p", "delay", "rate"] : GilbertElliottParameters.keys + ["delay", "rate"]
+        let values: [String: Double]
+        do {
+            values = head.count == 2 ? try KeyValueList.parse(head[1], allowed: allowed) : [:]
+        } catch {
+            throw SimulationError("--model \(text): \(error.reason)")
         }
         let delay = values["delay"] ?? defaultDelayMs
         guard delay >= 0, delay <= 600_000 else { throw SimulationError("--model \(text): delay must be 0...600000 ms") }
@@ -74,10 +67,13 @@ public struct LossModel: Sendable, Hashable, CustomStringConvertible {
         guard rate > 0, rate <= 1_000_000 else { throw SimulationError("--model \(text): rate must be in (0, 1000000] per second") }
         switch kind {
         case .bernoulli:
-            return LossModel(kind: .bernoulli, p: try probability("p"), delayMs: delay, opportunitiesPerSecond: rate)
+            guard let p = values["p"] else { throw SimulationError("--model \(text): p= is required") }
+            guard (0...1).contains(p) else { throw SimulationError("--model \(text): p must be in [0, 1], got \(p)") }
+            return LossModel(kind: .bernoulli, p: p, delayMs: delay, opportunitiesPerSecond: rate)
         case .ge:
-            return LossModel(kind: .ge, p: try probability("p"), r: try probability("r"), h: try probability("h"),
-                             delayMs: delay, opportunitiesPerSecond: rate)
+            let ge: GilbertElliottParameters
+            do { ge = try GilbertElliottParameters(fields: values) } catch { throw SimulationError("--model \(text): \(error.reason)") }
+            return LossModel(kind: .ge, p: ge.p, r: ge.r, h: ge.h, k: ge.k, delayMs: delay, opportunitiesPerSecond: rate)
         }
     }
 }

@@ -1,6 +1,8 @@
+public import Base
 public import FEC
-public import Reports
+public import Fates
 import Dispatch
+import Foundation
 import Histogram
 import Synchronization
 
@@ -44,41 +46,38 @@ public struct SimulationRequest: Sendable {
 public enum Simulation {
     /// The channels of one direction: how to build the data and feedback channel of run `r`.
     struct Path: Sendable {
-        var use: SimulateReport.StreamUse
+        var use: SimulationResult.StreamUse
         var channels: @Sendable (Int) -> (data: Channel, feedback: Channel)
         var defaultOpportunities: Int
     }
 
-    public static func run(_ request: SimulationRequest, info: RunInfo, isCancelled: @escaping @Sendable () -> Bool = { false }) throws(SimulationError)
-        -> SimulateReport
+    public static func run(_ request: SimulationRequest, isCancelled: @escaping @Sendable () -> Bool = { false }) throws(SimulationError)
+        -> SimulationResult
     {
         let directions: [SimulationRequest.Direction] = request.direction == .both ? [.download, .upload] : [request.direction]
-        var input: SimulateReport.Input
+        let source: SimulationResult.Source
         var paths: [Path] = []
         switch request.source {
         case let .fates(trace, file, sha256):
             let resolver = try pickResolver(trace, wanted: request.resolver)
             for direction in directions { paths.append(try path(trace, resolver: resolver, direction: direction, runs: request.runs)) }
-            input = .init(kind: "fates", file: file, sha256: sha256,
-                          fatesSource: "\(trace.source.kind): \(trace.source.description)", resolver: resolver,
-                          streams: paths.map(\.use), seed: request.seed, runs: request.runs, opportunitiesPerRun: 0)
+            source = .fates(file: file, sha256: sha256, description: "\(trace.source.kind): \(trace.source.description)",
+                            resolver: resolver)
         case let .model(model):
             for direction in directions {
                 let seed = request.seed
                 paths.append(Path(
-                    use: .init(direction: direction.rawValue, data: "model", dataPackets: 0, dataLoss: model.meanLoss,
-                               feedback: "model", feedbackNote: "the same model, an independent seeded sequence", delaysFilled: 0),
+                    use: .init(direction: direction, data: .model, dataPackets: 0, dataLoss: model.meanLoss,
+                               feedback: .model, feedbackNote: "the same model, an independent seeded sequence", delaysFilled: 0),
                     channels: { r in
                         let s = seed &+ UInt64(r) &+ (direction == .upload ? 0x5555 : 0)
                         return (Channel(model: model, seed: s), Channel(model: model, seed: s ^ 0xFEED_BACC))
                     },
                     defaultOpportunities: SimulationRequest.defaultModelOpportunities))
             }
-            input = .init(kind: "model", streams: paths.map(\.use), model: model.description, modelLoss: model.meanLoss,
-                          seed: request.seed, runs: request.runs, opportunitiesPerRun: 0)
+            source = .model(model)
         }
         let opportunities = request.opportunities ?? paths[0].defaultOpportunities
-        input.opportunitiesPerRun = opportunities
 
         // Every (direction, level, run) is an independent transfer: run them on all cores, then pool the
         // runs of each level in order, so the report does not depend on scheduling.
@@ -99,36 +98,23 @@ public enum Simulation {
             if !metrics.interrupted { results.withLock { $0[j] = metrics } }
         }
         let done = results.withLock { $0 }
-        var levels: [SimulateReport.Level] = []
-        var recommendations: [SimulateReport.Recommendation] = []
-        var verified = 0
-        var mismatches = 0
+        var outcomes: [SimulationResult.Outcome] = []
+        var recommendations: [SimulationResult.Recommendation] = []
         for (d, direction) in directions.enumerated() {
-            var rows: [SimulateReport.Level] = []
+            var rows: [SimulationResult.Outcome] = []
             for (l, level) in request.levels.enumerated() {
                 // A level shows only when every one of its runs finished (an interrupted run keeps the rest).
                 let runs = jobs.indices.filter { jobs[$0].0 == d && jobs[$0].1 == l }.map { done[$0] }
                 guard runs.allSatisfy({ $0 != nil }) else { continue }
                 var total = LinkMetrics()
                 for m in runs { total.add(m!) }
-                verified += total.verification.groups
-                mismatches += total.verification.mismatches
-                rows.append(row(direction: direction.rawValue, level: level, metrics: total, arq: request.arq.enabled))
+                rows.append(SimulationResult.Outcome(direction: direction, level: level, metrics: total))
             }
-            levels += rows
+            outcomes += rows
             if let rec = recommend(rows, budget: request.overheadBudget) { recommendations.append(rec) }
         }
-        let a = request.arq
-        let settings = SimulateReport.Settings(
-            direction: request.direction.rawValue, traffic: request.traffic.description, symbolSize: request.symbolSize,
-            headerBytes: request.headerBytes, feedbackEntryBytes: request.feedbackEntryBytes,
-            overheadBudget: request.overheadBudget, verifyGroupsPerRun: request.verifyGroups,
-            arq: .init(enabled: a.enabled, window: a.window, retryLimit: a.retryLimit, initialRTOMs: a.initialRTOMs,
-                       minRTOMs: a.minRTOMs, maxRTOMs: a.maxRTOMs, backoffFactor: a.backoffFactor, nackDelayMs: a.nackDelayMs,
-                       nackRepeatMs: a.nackRepeatMs, nackMaxGap: a.nackMaxGap, ackIntervalMs: a.ackIntervalMs))
-        return SimulateReport(run: info, input: input, settings: settings, levels: levels, recommendations: recommendations,
-                              isal: .init(library: "Intel ISA-L \(ReedSolomon.libraryVersion)", groupsVerified: verified,
-                                          mismatches: mismatches, symbolSize: request.symbolSize))
+        return SimulationResult(request: request, source: source, streams: paths.map(\.use), opportunitiesPerRun: opportunities,
+                                outcomes: outcomes, recommendations: recommendations)
     }
 
     // MARK: Streams
@@ -171,9 +157,9 @@ public enum Simulation {
         let data = try fates(dataStream, scale: 1)
         let feedback = try fates(feedbackStream, scale: scale)
         let sameStream = feedbackStream == dataStream
-        let use = SimulateReport.StreamUse(
-            direction: direction.rawValue, data: dataStream.direction.rawValue, dataPackets: data.count, dataLoss: data.lossRate,
-            feedback: feedbackStream.direction.rawValue, feedbackNote: note, delaysFilled: data.delaysFilled + feedback.delaysFilled)
+        let use = SimulationResult.StreamUse(
+            direction: direction, data: .stream(dataStream.direction), dataPackets: data.count, dataLoss: data.lossRate,
+            feedback: .stream(feedbackStream.direction), feedbackNote: note, delaysFilled: data.delaysFilled + feedback.delaysFilled)
         return Path(use: use, channels: { r in
             // Run r starts r/runs of the way into the trace; feedback starts at the same moment of its own
             // stream (or half a trace further when it shares the data stream).
@@ -208,83 +194,25 @@ public enum Simulation {
         return lo
     }
 
-    // MARK: Rows
-
-    static func interval(_ count: Int, _ of: Int) -> SimulateReport.Interval? {
-        WilsonInterval.bounds(successes: count, trials: of).map { .init(low: $0.low, high: $0.high, count: count, of: of) }
-    }
-
-    static func percentiles(_ h: Histogram<UInt64>) -> SimulateReport.Percentiles {
-        let n = Int(h.totalCount)
-        guard n > 0 else { return .init(samples: 0, p50: nil, p90: nil, p99: nil, p999: nil, max: nil) }
-        func ms(_ p: Double) -> Double { Double(h.valueAtPercentile(p)) / 1000 }
-        // p99.9 needs at least 1000 samples to be more than the maximum.
-        return .init(samples: n, p50: ms(50), p90: ms(90), p99: n >= 100 ? ms(99) : nil, p999: n >= 1000 ? ms(99.9) : nil,
-                     max: Double(h.max) / 1000)
-    }
-
-    static func row(direction: String, level: FECLevel, metrics t: LinkMetrics, arq: Bool) -> SimulateReport.Level {
-        var notes: [String] = []
-        let n = t.originals
-        func rate(_ c: Int, _ of: Int) -> Double? { of > 0 ? Double(c) / Double(of) : nil }
-        if n == 0 { notes.append("no packet was offered: every rate is null") }
-        let overhead = t.usefulBytes > 0 ? Double(t.dataBytes + t.feedbackBytes) / Double(t.usefulBytes) : nil
-        if overhead == nil && n > 0 { notes.append("overhead: nothing was delivered") }
-        let duration = t.lastReleaseMs - (t.firstOfferMs.isFinite ? t.firstOfferMs : 0)
-        let goodput = duration > 0 && t.usefulBytes > 0 ? Double(t.usefulBytes) / (duration / 1000) : nil
-        let delay = percentiles(t.delay)
-        if delay.samples > 0 && delay.samples < 100 { notes.append("delay p99 needs at least 100 delivered packets") }
-        if !level.isEnabled { notes.append("no FEC: residual loss after FEC alone is the first-transmission loss") }
-        if !arq { notes.append("ARQ off: nothing is retransmitted; a packet is lost once a window of newer ones has been sent") }
-        let stalls = t.stalls
-        let stallCount = Int(stalls.totalCount)
-        var stallTotal = 0.0
-        for v in stalls.recordedValues() { stallTotal += Double(v.value) * Double(v.count) / 1000 }
-        let v = t.verification
-        return SimulateReport.Level(
-            direction: direction, level: level.name, k: level.k, m: level.m,
-            flushTimeoutMs: level.isEnabled ? level.flushTimeoutMs : nil, originals: n, deliveredDirect: t.deliveredDirect,
-            recoveredByFEC: t.rebuiltByFEC, repairedByARQ: t.repairedByARQ, lost: t.lost,
-            firstTransmissionLoss: rate(t.firstTransmissionsLost, n), residualLossFEC: rate(t.residualLostFEC, n),
-            residualLoss: rate(t.lost, n),
-            intervals: .init(firstTransmissionLoss: interval(t.firstTransmissionsLost, n), residualLossFEC: interval(t.residualLostFEC, n),
-                             residualLoss: interval(t.lost, n), groupFailure: interval(t.groupsFailedFEC, t.groups)),
-            groups: .init(total: t.groups, failed: t.groupsFailedFEC, failureRate: rate(t.groupsFailedFEC, t.groups),
-                          closedByFlushTimeout: t.groupsFlushed, repairSent: t.repairSent, repairUsed: t.repairUsed),
-            retransmissions: .init(total: t.retransmissions, byNACK: t.retransmissionsByNACK, byRTO: t.retransmissionsByRTO,
-                                   spurious: t.retransmissionsSpurious, needed: t.retransmissions - t.retransmissionsSpurious,
-                                   timerExpiries: t.timerExpiries),
-            feedback: .init(messages: t.feedbackMessages, lost: t.feedbackLost, ackEntries: t.ackEntries, nackEntries: t.nackEntries),
-            bytes: .init(dataPackets: t.dataPackets, data: t.dataBytes, feedback: t.feedbackBytes, useful: t.usefulBytes),
-            overhead: overhead, goodputBytesPerSecond: goodput, delayMs: delay, inOrderDelayMs: percentiles(t.inOrderDelay),
-            headOfLineMs: percentiles(t.headOfLine),
-            stallMs: .init(count: stallCount, totalMs: stallTotal, p50: stallCount > 0 ? Double(stalls.valueAtPercentile(50)) / 1000 : nil,
-                           p99: stallCount >= 100 ? Double(stalls.valueAtPercentile(99)) / 1000 : nil,
-                           max: stallCount > 0 ? Double(stalls.max) / 1000 : 0),
-            opportunities: .init(passed: t.opportunitiesPassed, used: t.opportunitiesUsed, feedbackUsed: t.feedbackOpportunitiesUsed),
-            isal: .init(groupsVerified: v.groups, mismatches: v.mismatches,
-                        encodeMicrosPerGroup: v.groups > 0 ? Double(v.encodeNs) / Double(v.groups) / 1000 : nil,
-                        decodeMicrosPerGroup: v.groups > 0 ? Double(v.decodeNs) / Double(v.groups) / 1000 : nil),
-            notes: notes)
-    }
+    // MARK: Recommendation
 
     /// The level with the lowest p99 delivery delay whose overhead fits the budget (ties: less overhead).
-    static func recommend(_ rows: [SimulateReport.Level], budget: Double) -> SimulateReport.Recommendation? {
-        let measured = rows.filter { $0.delayMs.p99 != nil && $0.overhead != nil }
+    static func recommend(_ rows: [SimulationResult.Outcome], budget: Double) -> SimulationResult.Recommendation? {
+        let measured = rows.compactMap { row in row.delay.p99.flatMap { p99 in row.overhead.map { (row, p99, $0) } } }
         guard let direction = rows.first?.direction, !measured.isEmpty else { return nil }
-        let fitting = measured.filter { $0.overhead! <= budget }
+        let fitting = measured.filter { $0.2 <= budget }
         func f(_ x: Double) -> String { String(format: "%.1f", x) }
-        guard let best = fitting.min(by: { ($0.delayMs.p99!, $0.overhead!) < ($1.delayMs.p99!, $1.overhead!) }) else {
-            let cheapest = measured.min { $0.overhead! < $1.overhead! }!
-            return .init(direction: direction, level: cheapest.level, withinBudget: false,
-                         reason: "No level stays within the overhead budget of \(f(budget)) bytes per useful byte; \(cheapest.level) costs least (\(String(format: "%.2f", cheapest.overhead!))).")
+        guard let best = fitting.min(by: { ($0.1, $0.2) < ($1.1, $1.2) }) else {
+            let cheapest = measured.min { $0.2 < $1.2 }!
+            return .init(direction: direction, level: cheapest.0.level.name, withinBudget: false,
+                         reason: "No level stays within the overhead budget of \(f(budget)) bytes per useful byte; \(cheapest.0.level.name) costs least (\(String(format: "%.2f", cheapest.2))).")
         }
-        let others = fitting.filter { $0.level != best.level }
-        var reason = "\(best.level) has the lowest p99 delivery delay (\(f(best.delayMs.p99!)) ms"
-        if let next = others.min(by: { $0.delayMs.p99! < $1.delayMs.p99! }) {
-            reason += " vs \(f(next.delayMs.p99!)) ms for \(next.level)"
+        let others = fitting.filter { $0.0.level.name != best.0.level.name }
+        var reason = "\(best.0.level.name) has the lowest p99 delivery delay (\(f(best.1)) ms"
+        if let next = others.min(by: { $0.1 < $1.1 }) {
+            reason += " vs \(f(next.1)) ms for \(next.0.level.name)"
         }
-        reason += ") at \(String(format: "%.2f", best.overhead!)) bytes on the wire per useful byte, within the budget of \(f(budget))."
-        return .init(direction: direction, level: best.level, withinBudget: true, reason: reason)
+        reason += ") at \(String(format: "%.2f", best.2)) bytes on the wire per useful byte, within the budget of \(f(budget))."
+        return .init(direction: direction, level: best.0.level.name, withinBudget: true, reason: reason)
     }
 }

@@ -2,6 +2,7 @@ import DNSWire
 import Foundation
 public import PathMetrics
 import ProbeProtocol
+public import Fates
 public import Reports
 
 /// Turns the streams of a `path` run into its report, its fates and its per-probe records.

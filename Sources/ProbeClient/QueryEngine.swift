@@ -1,3 +1,4 @@
+import Base
 public import NIOCore
 public import NIOPosix
 import NIOConcurrencyHelpers
@@ -291,18 +292,5 @@ final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // ICMP errors on an unconnected UDP socket cannot be tied to one query; the query times out.
-    }
-}
-
-/// A small seeded generator (SplitMix64): every random choice of a run is reproducible from its seed.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

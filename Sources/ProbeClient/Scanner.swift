@@ -1,3 +1,4 @@
+import Base
 public import DNSWire
 public import NIOCore
 public import ProbeProtocol

@@ -1,4 +1,5 @@
 public import Foundation
+import Base
 
 /// Writes report documents and their renderings into a run directory.
 public enum ReportWriter {
@@ -40,9 +41,7 @@ public enum ReportWriter {
     }
 
     public static func timestamp(_ date: Date = Date()) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f.string(from: date)
+        Timestamp.rfc3339(date)
     }
 }
 

@@ -1,4 +1,4 @@
-import Reports
+import Fates
 
 /// The per-query fates for `--export-fates` (docs/FATES.md), kept as compact columns: one entry per
 /// query transaction, filled in when its response comes. Only kept when fates are asked for.

@@ -2,6 +2,7 @@ public import Capture
 import DequeModule
 import Foundation
 import Histogram
+public import Fates
 public import Reports
 
 /// Matches DNS queries with their responses in captures and aggregates per resolver, per tunnel domain

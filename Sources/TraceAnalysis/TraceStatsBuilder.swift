@@ -1,3 +1,4 @@
+import Base
 import Foundation
 import Histogram
 import Reports
@@ -32,14 +33,11 @@ enum TraceStatsBuilder {
             p99: ms(h.valueAtPercentile(99)), max: ms(h.max))
     }
 
-    /// Wilson score interval at 95% (z = 1.96) for k successes in n trials.
+    /// The Wilson 95 % interval of k in n (z = 1.96 as trace has always written it), rounded to 6 places.
     static func wilson(_ k: Int, _ n: Int) -> [Double] {
-        let z = 1.96, nn = Double(n), p = Double(k) / nn
-        let denominator = 1 + z * z / nn
-        let centre = (p + z * z / (2 * nn)) / denominator
-        let half = z * ((p * (1 - p) / nn + z * z / (4 * nn * nn)).squareRoot()) / denominator
+        guard let w = WilsonInterval(successes: k, trials: n, z: 1.96) else { return [] }
         func round6(_ x: Double) -> Double { (x * 1e6).rounded() / 1e6 }
-        return [round6(max(0, centre - half)), round6(min(1, centre + half))]
+        return [round6(w.low), round6(w.high)]
     }
 
     static func buckets(_ h: SizeHistogram) -> [TraceStats.SizeBucket] {

@@ -1,3 +1,4 @@
+import Base
 import Foundation
 import Glibc
 import Subprocess
@@ -6,14 +7,7 @@ import Subprocess
 enum Host {
     static var isRoot: Bool { geteuid() == 0 }
 
-    static let searchDirectories = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
-
-    static func locate(_ program: String) -> String? {
-        if program.contains("/") { return access(program, X_OK) == 0 ? program : nil }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-        let directories = path.split(separator: ":").map(String.init) + searchDirectories
-        return directories.lazy.map { "\($0)/\(program)" }.first { access($0, X_OK) == 0 }
-    }
+    static func locate(_ program: String) -> String? { Executables.locate(program) }
 
     static func require(_ program: String, package: String) throws(VerifyError) -> String {
         guard let path = locate(program) else {

@@ -1,3 +1,4 @@
+import Base
 public import DNSWire
 public import ProbeProtocol
 
@@ -17,7 +18,7 @@ public struct LeakZoneAccess: Sendable {
     }
 
     /// Asks the responder, through `server`, who asked for each mark; the union of the askers.
-    func fetch(marks: [[UInt8]], server: String, namespacePath: String, generator: inout SeededGenerator) async -> [String]? {
+    func fetch(marks: [[UInt8]], server: String, namespacePath: String, generator: inout SplitMix64) async -> [String]? {
         var queries: [[UInt8]] = []
         var nonces: [UInt16: [UInt8]] = [:]
         var system = SystemRandomNumberGenerator()

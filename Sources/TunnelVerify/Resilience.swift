@@ -1,3 +1,4 @@
+import Base
 import Foundation
 import Glibc
 public import Reports
@@ -499,7 +500,7 @@ struct ResilienceSession: Sendable {
             return
         }
         // The client resolves through the DNS servers the tunnel hands the system (resolv.conf).
-        var ids = SeededGenerator(seed: configuration.seed ^ 0x5370_6C69_7444_4E53)
+        var ids = SplitMix64(seed: configuration.seed ^ 0x5370_6C69_7444_4E53)
         var domains: [ResilienceReport.Split.Domain] = []
         let applied = appliedSplit ?? declared
         var names = declared.domains

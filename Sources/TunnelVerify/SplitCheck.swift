@@ -1,3 +1,4 @@
+import Base
 import DNSWire
 import Foundation
 import Glibc
@@ -72,7 +73,7 @@ enum SplitCheck {
     /// A and AAAA for `domain` from the first of `servers` that answers (as a stub resolver
     /// does, RFC 1034 5.3.1 / resolv.conf order), from inside the sandbox so that the queries
     /// take the sandbox's routes. CNAME chains are followed within the answer section.
-    static func resolve(_ domain: String, servers: [String], namespacePath: String, ids: inout SeededGenerator) async -> Resolution {
+    static func resolve(_ domain: String, servers: [String], namespacePath: String, ids: inout SplitMix64) async -> Resolution {
         guard !servers.isEmpty else { return Resolution(server: nil, addresses: [], note: "the profile names no DNS server (dns) to resolve it with") }
         var notes: [String] = []
         for server in servers {

@@ -1,3 +1,4 @@
+import Base
 import Foundation
 import Glibc
 public import Reports
@@ -374,7 +375,7 @@ struct VerifySession {
                 exitIP.note = "no expectedExitIP in the profile: observed only"
             }
         }
-        var generator = SeededGenerator(seed: configuration.seed)
+        var generator = SplitMix64(seed: configuration.seed)
         // DNS and IPv6 traffic go out together; the capture tells them apart afterwards.
         let windowStart = elapsedMs
         if checks.contains(.dnsLeak) {
@@ -522,19 +523,6 @@ struct VerifySession {
             timing: VerifyReport.Timing(startToVerdictMs: end, handshakeMs: handshake.timeMs,
                                         afterHandshakeMs: handshakeAt.map { (clock.now - $0).milliseconds }),
             verdict: verdict)
-    }
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014): the seeded source of every random name a run makes.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

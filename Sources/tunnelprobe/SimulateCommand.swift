@@ -1,3 +1,4 @@
+import Fates
 import ArgumentParser
 import Crypto
 import FEC
@@ -104,7 +105,7 @@ struct SimulateCommand: ParsableCommand {
         let document: SimulateReport
         let progress = common.showsProgress ? ElapsedLine("simulate", plannedSeconds: nil) : nil
         do {
-            document = try Simulation.run(request, info: info, isCancelled: { interruption.happened })
+            document = SimulateReport(try Simulation.run(request, isCancelled: { interruption.happened }), run: info)
         } catch {
             trap.release()
             progress?.finish()

@@ -2,14 +2,12 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// A live capture on the loopback device of the test's own network namespace: root (CAP_NET_RAW)
 /// is needed; under CI (TUNNELPROBE_REQUIRE_LAB=1) the test runs and fails without it.
 @Suite(.serialized) struct LiveCaptureTests {
-    static let required = ProcessInfo.processInfo.environment["TUNNELPROBE_REQUIRE_LAB"] == "1"
-    static var runs: Bool { geteuid() == 0 || required }
-
-    @Test(.enabled(if: runs, "live capture needs root (CAP_NET_RAW)"), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: LabGate.root.runs, "live capture needs root (CAP_NET_RAW)"), .timeLimit(.minutes(1)))
     func capturesLoopbackUDPAndWritesAPcap() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("tp-live-\(getpid()).pcap").path
         defer { unlink(path) }
@@ -51,7 +49,7 @@ import Testing
         #expect(capture.stop() == stats)
     }
 
-    @Test(.enabled(if: runs, "live capture needs root (CAP_NET_RAW)"))
+    @Test(.enabled(if: LabGate.root.runs, "live capture needs root (CAP_NET_RAW)"))
     func aBadFilterOrDeviceIsATypedError() {
         #expect(throws: CaptureError.self) { try LiveCapture(device: "lo", filter: "udp and and").start() }
         do {

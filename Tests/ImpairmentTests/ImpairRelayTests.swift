@@ -1,10 +1,11 @@
+import Fates
+import Base
 import DNSWire
 import Foundation
 import Impairment
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Reports
 import Testing
 
 /// The ground-truth property `path` is checked against: what arrives at each end of the relay is

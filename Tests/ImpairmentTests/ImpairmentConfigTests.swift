@@ -1,6 +1,7 @@
+import Fates
+import Base
 import Foundation
 import Impairment
-import Reports
 import Testing
 
 /// Flag parsing: every model reaches the config, and every contradiction is one clear error.
@@ -56,7 +57,7 @@ struct ImpairmentConfigTests {
         (["--up-delay", "0", "--up-jitter", "3"], "--up-jitter"),
         (["--up-jitter", "-1", "--up-delay", "3"], "--up-jitter"),
         (["--up-ge", "p=0.1"], "--up-ge"),
-        (["--up-ge", "p=0.1,r=2"], "--up-ge r"),
+        (["--up-ge", "p=0.1,r=2"], "--up-ge"),
         (["--up-ge", "p=0.1,r=0.2,x=1"], "--up-ge"),
         (["--up-ge", "p=0,r=0"], "--up-ge"),
         (["--up-rate", "0"], "--up-rate"),

@@ -1,8 +1,8 @@
+import Fates
+import Base
 import DNSWire
 import Foundation
 @testable import Impairment
-import ProbeClient
-import Reports
 import Testing
 
 /// The seeded models: empirical rates within binomial tolerance, reproducibility, replay order.
@@ -55,7 +55,7 @@ struct ModelTests {
             if state == .good { #expect(!lost) }
         }
         #expect(abs(Double(badReceived) / Double(bad) - 0.25) <= tolerance(0.25, bad))
-        #expect(abs(GilbertElliott.Parameters(p: 0.1, r: 0.1, h: 0.25).stationaryLoss - 0.375) < 1e-12)
+        #expect(abs(GilbertElliottParameters(p: 0.1, r: 0.1, h: 0.25).stationaryLoss - 0.375) < 1e-12)
     }
 
     @Test func sameSeedSameVerdictsAndDirectionsAreIndependent() {

@@ -1,17 +1,18 @@
 import Foundation
 import Reports
 import Testing
+import TestSupport
 
 /// `make demo` runs `lab demo`: every stage must finish and the index page must show each of them
 /// with the numbers the stages wrote.
-@Suite(.serialized, .enabled(if: ScanLabGate.runs, "\(ScanLabGate.missing ?? "lab tests can run")"))
+@Suite(.serialized, .enabled(if: LabGate.labWithBinary.runs, "\(LabGate.labWithBinary.missing ?? "lab tests can run")"))
 struct LabDemoTests {
     @Test(.timeLimit(.minutes(3)))
     func theDemoRunsEveryStageAndLinksThemFromItsIndex() throws {
-        try ScanLabGate.check()
+        try LabGate.labWithBinary.check()
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("tp-demo-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let run = try LabFixture.shell([ScanLabGate.binary, "lab", "demo", "--seed", "11", "--out", out, "--quiet"])
+        let run = try LabFixture.shell([TestEnvironment.binary, "lab", "demo", "--seed", "11", "--out", out, "--quiet"])
         #expect(run.status == 0, "lab demo exited \(run.status)")
         let dir = try RunDirectory.load(out)
         #expect(dir.problems.isEmpty, "\(dir.problems)")

@@ -1,19 +1,20 @@
 import Foundation
 @testable import Lab
 import Testing
+import TestSupport
 
 /// `lab up --impair`: the relay in front of unbound, its log against what the client received.
-@Suite(.serialized, .enabled(if: ScanLabGate.runs, "\(ScanLabGate.missing ?? "lab tests can run")"))
+@Suite(.serialized, .enabled(if: LabGate.labWithBinary.runs, "\(LabGate.labWithBinary.missing ?? "lab tests can run")"))
 struct LabImpairmentTests {
     private func config(_ flags: [String]) -> LabConfig {
         var config = LabFixture.config()
-        config.impairCommand = [ScanLabGate.binary, "impair"] + flags
+        config.impairCommand = [TestEnvironment.binary, "impair"] + flags
         return config
     }
 
     @Test(.timeLimit(.minutes(2)))
     func queriesThroughTheRelayMatchItsLog() async throws {
-        try ScanLabGate.check()
+        try LabGate.labWithBinary.check()
         let flags = ["--seed", "11", "--up-loss", "0.2", "--up-duplicate", "0.2",
                      "--down-loss", "0.1", "--down-duplicate", "0.3", "--down-reorder", "0.1"]
         try await LabFixture.withLab(config(flags)) { status in
@@ -65,7 +66,7 @@ struct LabImpairmentTests {
 
     @Test(.timeLimit(.minutes(1)))
     func aRelayThatRefusesItsFlagsFailsUpAndLeavesNothing() async throws {
-        try ScanLabGate.check()
+        try LabGate.labWithBinary.check()
         let bad = config(["--up-loss", "2"])
         await #expect {
             try await Lab.up(bad, logger: LabFixture.logger)

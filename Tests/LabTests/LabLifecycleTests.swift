@@ -1,14 +1,15 @@
 import Foundation
 @testable import Lab
 import Testing
+import TestSupport
 
 /// The lab's life: up, status, queries through the real unbound from the client namespace,
 /// idempotent up, rebuild, exec, down, and failures that must leave nothing behind.
-@Suite(.serialized, .enabled(if: LabFixture.runs, "\(LabFixture.missing ?? "lab tests can run")"))
+@Suite(.serialized, .enabled(if: LabGate.lab.runs, "\(LabGate.lab.missing ?? "lab tests can run")"))
 struct LabLifecycleTests {
     @Test(.timeLimit(.minutes(2)))
     func upAnswersOnEveryAddressIsIdempotentAndDownLeavesNothing() async throws {
-        try LabFixture.requireEnvironment()
+        try LabGate.lab.check()
         let config = LabFixture.config()
         let name = config.name
         var firstPIDs: [Int32] = []
@@ -59,7 +60,7 @@ struct LabLifecycleTests {
 
     @Test(.timeLimit(.minutes(1)))
     func aResponderThatExitsFailsUpAndLeavesNothing() async throws {
-        try LabFixture.requireEnvironment()
+        try LabGate.lab.check()
         let config = LabFixture.config(serverCommand: ["/bin/false"], readiness: .udpListening)
         await #expect {
             try await Lab.up(config, logger: LabFixture.logger)
@@ -73,7 +74,7 @@ struct LabLifecycleTests {
 
     @Test(.timeLimit(.minutes(1)))
     func aResponderThatNeverListensFailsUpWithItsLastLogLine() async throws {
-        try LabFixture.requireEnvironment()
+        try LabGate.lab.check()
         let config = LabFixture.config(
             serverCommand: ["/bin/sh", "-c", "echo 'stand-in: not listening'; exec sleep 600", "stand-in"],
             readiness: .udpListening
@@ -94,7 +95,7 @@ struct LabLifecycleTests {
     /// default readiness check.
     @Test(.timeLimit(.minutes(1)))
     func aListeningResponderPassesTheUDPCheck() async throws {
-        try LabFixture.requireEnvironment()
+        try LabGate.lab.check()
         let configFile = FileManager.default.temporaryDirectory.appendingPathComponent("tp-lab-responder-\(UUID().uuidString).conf").path
         try """
             server:
@@ -124,7 +125,7 @@ struct LabLifecycleTests {
 
     @Test(.timeLimit(.minutes(1)))
     func execRunsInTheClientNamespaceAndReturnsTheStatus() async throws {
-        try LabFixture.requireEnvironment()
+        try LabGate.lab.check()
         let config = LabFixture.config()
         try await LabFixture.withLab(config) { _ in
             let inClient = try await Lab.exec(
@@ -148,7 +149,7 @@ struct LabLifecycleTests {
 
     @Test(.timeLimit(.minutes(1)))
     func upRebuildsALabWhoseDaemonDied() async throws {
-        try LabFixture.requireEnvironment()
+        try LabGate.lab.check()
         let config = LabFixture.config()
         try await LabFixture.withLab(config) { status in
             let responder = try #require(status.processes.last)
@@ -177,7 +178,7 @@ struct LabLifecycleTests {
     /// state directory without a state file) is found and removed by `down` from the name alone.
     @Test(.timeLimit(.minutes(1)))
     func downRemovesPartialStateFromTheNameAlone() async throws {
-        try LabFixture.requireEnvironment()
+        try LabGate.lab.check()
         let name = LabFixture.uniqueName()
         let topology = LabTopology(name: name)
         let directory = LabState.directory(name: name, stateRoot: LabConfig.defaultStateRoot)
@@ -211,6 +212,6 @@ struct LabLifecycleTests {
 
     @Test func theGateIsHonest() throws {
         // In CI this fails loudly, with the reason, when lab tests cannot run.
-        if LabFixture.required { try LabFixture.requireEnvironment() }
+        if TestEnvironment.labRequired { try LabGate.lab.check() }
     }
 }

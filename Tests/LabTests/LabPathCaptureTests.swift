@@ -4,11 +4,12 @@ import PathMetrics
 import ProbeClient
 import Reports
 import Testing
+import TestSupport
 
 /// `path` through the lab's real unbound behind the impairment relay: upstream-only and downstream-only
 /// loss are told apart exactly as the relay did them, and the `--capture` file holds, by tcpdump's
 /// count, exactly the datagrams the report says were sent and received.
-@Suite(.serialized, .enabled(if: ScanLabGate.runs, "\(ScanLabGate.missing ?? "lab tests can run")"))
+@Suite(.serialized, .enabled(if: LabGate.labWithBinary.runs, "\(LabGate.labWithBinary.missing ?? "lab tests can run")"))
 struct LabPathCaptureTests {
     struct RelayLine: Decodable {
         var dir: String
@@ -17,9 +18,9 @@ struct LabPathCaptureTests {
     }
 
     func runPath(lossFlags: [String]) async throws -> (report: PathReport, records: [PathExport.RecordLine], relay: [RelayLine], pcapQueries: Int, pcapResponses: Int) {
-        var config = LabFixture.config(qnameMinimisation: false, serverCommand: [ScanLabGate.binary, "serve", "--rate-limit", "0"],
+        var config = LabFixture.config(qnameMinimisation: false, serverCommand: [TestEnvironment.binary, "serve", "--rate-limit", "0"],
                                        readiness: .udpListening)
-        config.impairCommand = [ScanLabGate.binary, "impair", "--seed", "5"] + lossFlags
+        config.impairCommand = [TestEnvironment.binary, "impair", "--seed", "5"] + lossFlags
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("tp-lpc-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
@@ -27,7 +28,7 @@ struct LabPathCaptureTests {
         try await LabFixture.withLab(config) { lab in
             let resolver = try #require(lab.impairedResolverAddress)
             let argv = Lab.namespaceCommand(name: lab.name, role: .client, command: [
-                ScanLabGate.binary, "path", "--resolver", resolver, "--domain", lab.domain, "--key-file", lab.keyFile,
+                TestEnvironment.binary, "path", "--resolver", resolver, "--domain", lab.domain, "--key-file", lab.keyFile,
                 "--rate", "500", "--count", "3000", "--tmax", "2", "--seed", "3", "--quiet",
                 "--capture", work + "/path.pcap", "--records", work + "/records.jsonl", "--out", work + "/report"])
             let run = try LabFixture.shell(argv)
@@ -78,13 +79,13 @@ struct LabPathCaptureTests {
 
     @Test(.timeLimit(.minutes(2)))
     func upstreamOnlyLossIsUpstream() async throws {
-        try ScanLabGate.check()
+        try LabGate.labWithBinary.check()
         try check(try await runPath(lossFlags: ["--up-loss", "0.05"]), expectUp: true, expectDown: false)
     }
 
     @Test(.timeLimit(.minutes(2)))
     func downstreamOnlyLossIsDownstream() async throws {
-        try ScanLabGate.check()
+        try LabGate.labWithBinary.check()
         try check(try await runPath(lossFlags: ["--down-loss", "0.05"]), expectUp: false, expectDown: true)
     }
 }

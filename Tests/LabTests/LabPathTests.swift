@@ -1,3 +1,5 @@
+import Fates
+import Base
 import DNSWire
 import Foundation
 import Lab
@@ -5,14 +7,10 @@ import PathMetrics
 import ProbeProtocol
 import Reports
 import Testing
+import TestSupport
 
-/// The binary's `path` command: bad input, interruption, and a run through the lab's real unbound.
-enum PathBinaryGate {
-    static var missing: String? {
-        FileManager.default.isExecutableFile(atPath: ScanLabGate.binary) ? nil : "\(ScanLabGate.binary) not built (run `make test`)"
-    }
-    static var runs: Bool { missing == nil || LabFixture.required }
-
+/// Files for the `path` command tests: bad input, interruption, and a run through the lab's real unbound.
+enum PathFixtures {
     static func keyFile() throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("tp-path-\(UUID().uuidString).key").path
         try String(repeating: "ab", count: 32).write(toFile: path, atomically: true, encoding: .utf8)
@@ -27,14 +25,14 @@ enum PathBinaryGate {
     static func unusedPort() -> Int { Int.random(in: 40_000...60_000) }
 }
 
-@Suite(.serialized, .enabled(if: PathBinaryGate.runs, "needs the built binary"))
+@Suite(.serialized, .enabled(if: LabGate.binary.runs, "needs the built binary"))
 struct PathCommandTests {
     /// Each bad input gives exactly one error line and its documented exit code, before anything is sent.
     @Test(.timeLimit(.minutes(1))) func badInputGivesOneErrorLine() throws {
-        if let missing = PathBinaryGate.missing { throw LabFixture.Unavailable(reason: missing) }
-        let key = try PathBinaryGate.keyFile()
+        try LabGate.binary.check()
+        let key = try PathFixtures.keyFile()
         defer { try? FileManager.default.removeItem(atPath: key) }
-        let base = [ScanLabGate.binary, "path", "--domain", "vpn.lab.test", "--quiet"]
+        let base = [TestEnvironment.binary, "path", "--domain", "vpn.lab.test", "--quiet"]
         let cases: [([String], Int32, String)] = [
             (["--key-file", key, "--resolver", "127.0.0.1", "--rate", "0", "--count", "5"], 64, "--rate"),
             (["--key-file", key, "--resolver", "127.0.0.1", "--count", "5", "--duration", "2"], 64, "exactly one of --count and --duration"),
@@ -53,15 +51,15 @@ struct PathCommandTests {
     }
 
     @Test(.timeLimit(.minutes(1))) func anAbsentResponderIsOneErrorLine() throws {
-        if let missing = PathBinaryGate.missing { throw LabFixture.Unavailable(reason: missing) }
-        let key = try PathBinaryGate.keyFile()
-        let out = PathBinaryGate.outDirectory()
+        try LabGate.binary.check()
+        let key = try PathFixtures.keyFile()
+        let out = PathFixtures.outDirectory()
         defer {
             try? FileManager.default.removeItem(atPath: key)
             try? FileManager.default.removeItem(atPath: out)
         }
-        let r = try run([ScanLabGate.binary, "path", "--domain", "vpn.lab.test", "--key-file", key, "--quiet", "--out", out,
-                         "--resolver", "127.0.0.1:\(PathBinaryGate.unusedPort())", "--count", "100000", "--rate", "200",
+        let r = try run([TestEnvironment.binary, "path", "--domain", "vpn.lab.test", "--key-file", key, "--quiet", "--out", out,
+                         "--resolver", "127.0.0.1:\(PathFixtures.unusedPort())", "--count", "100000", "--rate", "200",
                          "--absent-after", "0.5", "--tmax", "0.3"])
         #expect(r.status == 69, "exit \(r.status): \(r.stderr)")
         let lines = r.stderr.split(separator: "\n")
@@ -70,12 +68,12 @@ struct PathCommandTests {
 
     /// SIGINT: the report is written with what was measured, marked incomplete, and the exit code is 130.
     @Test(.timeLimit(.minutes(1))) func interruptedRunWritesAnIncompleteReport() async throws {
-        if let missing = PathBinaryGate.missing { throw LabFixture.Unavailable(reason: missing) }
-        let key = try PathBinaryGate.keyFile()
-        let out = PathBinaryGate.outDirectory()
-        let port = PathBinaryGate.unusedPort()
+        try LabGate.binary.check()
+        let key = try PathFixtures.keyFile()
+        let out = PathFixtures.outDirectory()
+        let port = PathFixtures.unusedPort()
         let server = Process()
-        server.executableURL = URL(fileURLWithPath: ScanLabGate.binary)
+        server.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
         server.arguments = ["serve", "--domain", "vpn.lab.test", "--key-file", key, "--listen", "127.0.0.1:\(port)",
                             "--rate-limit", "0", "--quiet"]
         server.standardError = FileHandle.nullDevice
@@ -88,7 +86,7 @@ struct PathCommandTests {
         }
         try await Task.sleep(for: .milliseconds(500))
         let client = Process()
-        client.executableURL = URL(fileURLWithPath: ScanLabGate.binary)
+        client.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
         client.arguments = ["path", "--domain", "vpn.lab.test", "--key-file", key, "--quiet", "--out", out,
                             "--resolver", "127.0.0.1:\(port)", "--count", "100000", "--rate", "200", "--tmax", "0.5", "--seed", "9"]
         client.standardError = FileHandle.nullDevice
@@ -108,16 +106,16 @@ struct PathCommandTests {
     }
 }
 
-@Suite(.serialized, .enabled(if: ScanLabGate.runs, "lab needs root, unbound, iproute2 and a built binary"))
+@Suite(.serialized, .enabled(if: LabGate.labWithBinary.runs, "lab needs root, unbound, iproute2 and a built binary"))
 struct LabPathTests {
     /// Through the real unbound on clean veth links: every probe comes back, nothing is lost either way,
     /// and the fates and per-probe records are written.
     @Test(.timeLimit(.minutes(3))) func pathThroughTheRealResolver() async throws {
         try await withLab(limit: nil) { lab in
-            let out = PathBinaryGate.outDirectory()
+            let out = PathFixtures.outDirectory()
             defer { try? FileManager.default.removeItem(atPath: out) }
             let argv = Lab.namespaceCommand(name: lab.name, role: .client, command: [
-                ScanLabGate.binary, "path", "--domain", lab.domain, "--key-file", lab.keyFile, "--out", out, "--quiet",
+                TestEnvironment.binary, "path", "--domain", lab.domain, "--key-file", lab.keyFile, "--out", out, "--quiet",
                 "--resolver", lab.resolverAddress, "--count", "600", "--rate", "200", "--size", "100:300", "--seed", "4",
                 "--shared-clock", "--export-fates", out + "/fates.json", "--records", out + "/records.jsonl",
             ])

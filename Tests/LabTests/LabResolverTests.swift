@@ -1,16 +1,17 @@
 import Foundation
 @testable import Lab
 import Testing
+import TestSupport
 
 /// What the lab's unbound does to answers on their way to the client, measured with a stand-in
 /// responder that answers `<n>.<name>` TXT with exactly n bytes.
-@Suite(.serialized, .enabled(if: LabFixture.runs, "\(LabFixture.missing ?? "lab tests can run")"))
+@Suite(.serialized, .enabled(if: LabGate.lab.runs, "\(LabGate.lab.missing ?? "lab tests can run")"))
 struct LabResolverTests {
     /// `max-udp-size` is the knob: answers up to the limit pass whole, one byte more comes back
     /// empty with TC set (RFC 1035 section 4.2.1 for the 512-byte case).
     @Test(.timeLimit(.minutes(2)), arguments: [512, 777, 1232])
     func theUDPLimitTruncatesExactlyAboveItself(limit: Int) async throws {
-        try LabFixture.requireEnvironment()
+        try LabGate.lab.check()
         try await LabFixture.withLab(LabFixture.config(udpLimit: limit)) { status in
             #expect(status.resolverUDPLimit == limit)
             let responder = try StandInResponder(lab: status.name)
@@ -30,7 +31,7 @@ struct LabResolverTests {
     /// to a client that offers 4096.
     @Test(.timeLimit(.minutes(1)))
     func withoutALimitLargeAnswersPass() async throws {
-        try LabFixture.requireEnvironment()
+        try LabGate.lab.check()
         try await LabFixture.withLab(LabFixture.config()) { status in
             #expect(status.resolverUDPLimit == nil)
             let responder = try StandInResponder(lab: status.name)
@@ -50,7 +51,7 @@ struct LabResolverTests {
     /// minimisation (on by default) first asks for a name one label below the zone.
     @Test(.timeLimit(.minutes(2)), arguments: [(false, true), (true, false)])
     func resolverOptionsReachUnbound(capsForID: Bool, minimisation: Bool) async throws {
-        try LabFixture.requireEnvironment()
+        try LabGate.lab.check()
         let config = LabFixture.config(capsForID: capsForID, qnameMinimisation: minimisation)
         try await LabFixture.withLab(config) { status in
             let responder = try StandInResponder(lab: status.name)

@@ -3,22 +3,7 @@ import Lab
 import Logging
 import Reports
 import Testing
-
-/// The scan tests need what every lab test needs (LabFixture), plus the built binary.
-enum ScanLabGate {
-    static var binary: String {
-        if let b = ProcessInfo.processInfo.environment["TUNNELPROBE_BIN"] { return b }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return root.appendingPathComponent(".build/debug/tunnelprobe").path
-    }
-    static var missing: String? {
-        LabFixture.missing ?? (FileManager.default.isExecutableFile(atPath: binary) ? nil : "\(binary) not built (run `make test`)")
-    }
-    static var runs: Bool { missing == nil || LabFixture.required }
-    static func check() throws {
-        if let missing { throw LabFixture.Unavailable(reason: missing) }
-    }
-}
+import TestSupport
 
 struct Run {
     let status: Int32
@@ -42,11 +27,11 @@ func run(_ argv: [String]) throws -> Run {
 
 /// A lab of its own for the duration of `body`, always taken down afterwards.
 func withLab(limit: Int?, capsForID: Bool = false, _ body: (LabStatus) async throws -> Void) async throws {
-    try ScanLabGate.check()
+    try LabGate.labWithBinary.check()
     let name = "s" + String(UInt32.random(in: 0...UInt32.max), radix: 36).prefix(7)
     let logger = Logger(label: "lab-test")
     let config = LabConfig(name: name, resolverUDPLimit: limit, resolverCapsForID: capsForID,
-                           serverCommand: [ScanLabGate.binary, "serve", "--rate-limit", "0"])
+                           serverCommand: [TestEnvironment.binary, "serve", "--rate-limit", "0"])
     let status = try await Lab.up(config, logger: logger)
     do {
         try await body(status)
@@ -61,7 +46,7 @@ func scan(_ lab: LabStatus, _ extra: [String]) throws -> ScanReport {
     let out = FileManager.default.temporaryDirectory.appendingPathComponent("tp-scan-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: out) }
     let argv = Lab.namespaceCommand(name: lab.name, role: .client, command: [
-        ScanLabGate.binary, "scan", "--domain", lab.domain, "--key-file", lab.keyFile, "--out", out, "--quiet", "--seed", "1",
+        TestEnvironment.binary, "scan", "--domain", lab.domain, "--key-file", lab.keyFile, "--out", out, "--quiet", "--seed", "1",
     ] + extra)
     let r = try run(argv)
     #expect(r.status == 0 || r.status == 1, "scan exited \(r.status): \(r.stderr)")
@@ -70,7 +55,7 @@ func scan(_ lab: LabStatus, _ extra: [String]) throws -> ScanReport {
     return try JSONDecoder().decode(ScanReport.self, from: data)
 }
 
-@Suite(.serialized, .enabled(if: ScanLabGate.runs, "lab needs root, unbound, iproute2 and a built binary"))
+@Suite(.serialized, .enabled(if: LabGate.labWithBinary.runs, "lab needs root, unbound, iproute2 and a built binary"))
 struct LabScanTests {
     /// Through the real unbound, the download search lands on the resolver's UDP limit, within what TXT
     /// strings cannot split (a new 255-byte string costs 2 bytes), and upload fills the name.
@@ -103,7 +88,7 @@ struct LabScanTests {
             let impostor = Process()
             impostor.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             impostor.arguments = Lab.namespaceCommand(name: lab.name, role: .client, command: [
-                ScanLabGate.binary, "serve", "--domain", lab.domain, "--key-file", wrongKey, "--listen", "\(lab.clientAddress):5300", "--quiet",
+                TestEnvironment.binary, "serve", "--domain", lab.domain, "--key-file", wrongKey, "--listen", "\(lab.clientAddress):5300", "--quiet",
             ])
             try impostor.run()
             defer { impostor.terminate(); impostor.waitUntilExit() }
@@ -129,6 +114,6 @@ struct LabScanTests {
 
     @Test func gateIsHonest() throws {
         // In CI this fails loudly when the lab cannot run, instead of skipping.
-        if LabFixture.required { try ScanLabGate.check() }
+        if TestEnvironment.labRequired { try LabGate.labWithBinary.check() }
     }
 }

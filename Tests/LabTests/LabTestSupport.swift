@@ -2,34 +2,11 @@ import Foundation
 @testable import Lab
 import Logging
 import Testing
+import TestSupport
 
 /// Shared by the lab lifecycle and resolver tests. Everything lives in this namespace so that it
 /// cannot collide with helpers of other files in the module.
 enum LabFixture {
-    /// In CI (TUNNELPROBE_REQUIRE_LAB=1) a lab test that cannot run must fail, not skip.
-    static let required = ProcessInfo.processInfo.environment["TUNNELPROBE_REQUIRE_LAB"] == "1"
-
-    /// Why lab tests cannot run here, or `nil`.
-    static let missing: String? = {
-        if geteuid() != 0 { return "lab tests need root (network namespaces, veth, port 53)" }
-        if Toolbox.locate("ip") == nil { return "`ip` not found: apt-get install iproute2" }
-        if Toolbox.locate("unbound") == nil { return "`unbound` not found: apt-get install unbound" }
-        return nil
-    }()
-
-    /// Whether to run (and, when the environment is missing, fail with the reason).
-    static var runs: Bool { missing == nil || required }
-
-    /// The first line of every lab test: fails with the reason when it cannot run.
-    static func requireEnvironment() throws {
-        if let missing { throw Unavailable(reason: missing) }
-    }
-
-    struct Unavailable: Error, CustomStringConvertible {
-        let reason: String
-        var description: String { "lab test cannot run: \(reason)" }
-    }
-
     static let logger: Logger = {
         var logger = Logger(label: "lab-tests", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = .warning
@@ -67,7 +44,7 @@ enum LabFixture {
     /// Brings a lab up for `body` and always takes it down afterwards, also when `up` or `body`
     /// throws (failed expectations do not throw, so `down` runs after them too).
     static func withLab(_ config: LabConfig, _ body: (LabStatus) async throws -> Void) async throws {
-        try requireEnvironment()
+        try LabGate.lab.check()
         do {
             let status = try await Lab.up(config, logger: logger)
             try await body(status)

@@ -2,10 +2,11 @@ import Foundation
 import Lab
 import Reports
 import Testing
+import TestSupport
 
 /// `trace` against tshark's DNS analysis on captures made in the lab: tcpdump in the client namespace
 /// during a scan, and the scan's own `--capture` file.
-@Suite(.serialized, .enabled(if: ScanLabGate.runs, "lab needs root, unbound, iproute2, tcpdump, tshark and a built binary"))
+@Suite(.serialized, .enabled(if: LabGate.labWithBinary.runs, "lab needs root, unbound, iproute2, tcpdump, tshark and a built binary"))
 struct LabTraceTests {
     static func temporary(_ suffix: String) -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("tp-trace-\(UUID().uuidString)\(suffix)").path
@@ -53,7 +54,7 @@ struct LabTraceTests {
     static func trace(_ files: [String]) throws -> TraceReport {
         let out = temporary("-report")
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let r = try run([ScanLabGate.binary, "trace", "--tmax", "60", "--dns-port", "53", "--dns-port", "5300",
+        let r = try run([TestEnvironment.binary, "trace", "--tmax", "60", "--dns-port", "53", "--dns-port", "5300",
                          "--out", out, "--quiet"] + files)
         #expect(r.status == 0, "trace exited \(r.status): \(r.stderr)")
         return try JSONDecoder().decode(TraceReport.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/trace.json")))

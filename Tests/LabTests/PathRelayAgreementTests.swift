@@ -4,11 +4,12 @@ import PathMetrics
 import ProbeClient
 import Reports
 import Testing
+import TestSupport
 
 /// The ground truth: what `path` reports per direction must agree, probe by probe, with what
 /// the impairment relay says it did. The relay stands directly in front of `serve` on loopback, so no
 /// resolver in between can absorb a duplicated query or retry one on its own.
-@Suite(.serialized, .enabled(if: PathBinaryGate.runs, "needs the built binary"))
+@Suite(.serialized, .enabled(if: LabGate.binary.runs, "needs the built binary"))
 struct PathRelayAgreementTests {
     /// One line of the relay log (docs/IMPAIR.md), the fields this test reads.
     struct RelayLine: Decodable {
@@ -50,22 +51,22 @@ struct PathRelayAgreementTests {
 
     @Test(.timeLimit(.minutes(2)))
     func reportAgreesWithTheRelayLogProbeByProbe() throws {
-        if let missing = PathBinaryGate.missing { throw LabFixture.Unavailable(reason: missing) }
-        let work = PathBinaryGate.outDirectory()
+        try LabGate.binary.check()
+        let work = PathFixtures.outDirectory()
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let key = try PathBinaryGate.keyFile()
+        let key = try PathFixtures.keyFile()
         defer { try? FileManager.default.removeItem(atPath: key) }
-        let responderPort = PathBinaryGate.unusedPort()
-        var relayPort = PathBinaryGate.unusedPort()
-        while relayPort == responderPort { relayPort = PathBinaryGate.unusedPort() }
+        let responderPort = PathFixtures.unusedPort()
+        var relayPort = PathFixtures.unusedPort()
+        while relayPort == responderPort { relayPort = PathFixtures.unusedPort() }
         let (p, r) = (0.02, 0.25)
 
-        let serve = try Self.start([ScanLabGate.binary, "serve", "--domain", "probe.test", "--key-file", key,
+        let serve = try Self.start([TestEnvironment.binary, "serve", "--domain", "probe.test", "--key-file", key,
                                     "--listen", "127.0.0.1:\(responderPort)", "--rate-limit", "0", "--quiet"],
                                    stderr: work + "/serve.err")
         defer { Self.stop(serve) }
-        let relay = try Self.start([ScanLabGate.binary, "impair", "--listen", "127.0.0.1:\(relayPort)",
+        let relay = try Self.start([TestEnvironment.binary, "impair", "--listen", "127.0.0.1:\(relayPort)",
                                     "--upstream", "127.0.0.1:\(responderPort)", "--seed", "42", "--log", work + "/relay.jsonl",
                                     "--up-ge", "p=\(p),r=\(r)", "--up-duplicate", "0.01",
                                     "--down-loss", "0.03", "--down-duplicate", "0.02", "--down-reorder", "0.01:2", "--quiet"],
@@ -74,7 +75,7 @@ struct PathRelayAgreementTests {
         usleep(500_000)
 
         let path = Process()
-        path.executableURL = URL(fileURLWithPath: ScanLabGate.binary)
+        path.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
         path.arguments = ["path", "--resolver", "127.0.0.1:\(relayPort)", "--domain", "probe.test", "--key-file", key,
                           "--rate", "2000", "--count", "20000", "--tmax", "1", "--seed", "7", "--quiet",
                           "--records", work + "/records.jsonl", "--out", work + "/report"]

@@ -1,10 +1,11 @@
 import Foundation
 import Reports
 import Testing
+import TestSupport
 
 /// `tunnelprobe trace` on files that are not good captures: each gives its documented result
 /// (docs/TRACE.md, "Bad input"), never a crash. Needs only the built binary.
-@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: ScanLabGate.binary) || LabFixture.required, "needs the built binary"))
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: TestEnvironment.binary) || TestEnvironment.labRequired, "needs the built binary"))
 struct TraceCommandTests {
     static func temporary(_ suffix: String) -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("tp-tracecmd-\(UUID().uuidString)\(suffix)").path
@@ -32,7 +33,7 @@ struct TraceCommandTests {
         let file = Self.temporary(".pcap"), out = Self.temporary("-out")
         defer { unlink(file); try? FileManager.default.removeItem(atPath: out) }
         try Data(bytes).write(to: URL(fileURLWithPath: file))
-        let r = try run([ScanLabGate.binary, "trace", file, "--out", out, "--quiet"])
+        let r = try run([TestEnvironment.binary, "trace", file, "--out", out, "--quiet"])
         let report = try? JSONDecoder().decode(TraceReport.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/trace.json")))
         return (r, report)
     }

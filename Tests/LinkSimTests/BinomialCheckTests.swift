@@ -1,3 +1,4 @@
+import Base
 import FEC
 import LinkSim
 import Reports
@@ -39,13 +40,13 @@ import Testing
         request.seed = 20_261_121 + UInt64(index)
         request.opportunities = 5_000 * (level.k + level.m)
         request.verifyGroups = 20
-        let report = try Simulation.run(request, info: RunInfo(id: "t", version: "0", commandLine: [], vantage: "test", seed: 1, startedAt: "t"))
+        let report = try SimulateReport(Simulation.run(request), run: RunInfo(id: "t", version: "0", commandLine: [], vantage: "test", seed: 1, startedAt: "t"))
         let row = try #require(report.levels.first)
         #expect(row.groups.closedByFlushTimeout <= 2)
         let observed = try #require(row.intervals.groupFailure)
         // The report's interval is 95 %; nine comparisons at 95 % would miss one in three times by chance
         // alone, so the test widens each to 99.9 % (z = 3.29) from the same counts.
-        let wide = try #require(WilsonInterval.bounds(successes: observed.count, trials: observed.of, z: 3.29))
+        let wide = try #require(WilsonInterval(successes: observed.count, trials: observed.of, z: 3.29))
         let ci = (low: wide.low, high: wide.high, count: observed.count, of: observed.of)
         #expect(ci.of >= 4_900)
         #expect(ci.low <= failure && failure <= ci.high, "\(level.name) at \(loss): \(ci.count)/\(ci.of) failed, CI [\(ci.low), \(ci.high)], table \(failure)")

@@ -1,26 +1,18 @@
+import Fates
+import Base
 import Foundation
 import Reports
 import Testing
+import TestSupport
 
 /// The command as a user runs it: one error line and exit 66 on bad input, a report otherwise.
-/// Needs the built binary (`make test` builds it and sets TUNNELPROBE_BIN).
-enum SimulateBinary {
-    static var path: String? {
-        if let b = ProcessInfo.processInfo.environment["TUNNELPROBE_BIN"] { return b }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let path = root.appendingPathComponent(".build/debug/tunnelprobe").path
-        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
-    }
-}
-
-/// Under CI (TUNNELPROBE_REQUIRE_LAB=1) the suite runs, and fails when the binary is missing.
-@Suite(.enabled(if: SimulateBinary.path != nil || ProcessInfo.processInfo.environment["TUNNELPROBE_REQUIRE_LAB"] == "1",
-                "tunnelprobe is not built (run `make test`)"))
+/// Needs the built binary; under CI (TUNNELPROBE_REQUIRE_LAB=1) the suite runs, and fails when it is missing.
+@Suite(.enabled(if: LabGate.binary.runs, "\(LabGate.binary.missing ?? "")"))
 struct SimulateCommandTests {
 
     static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: try #require(SimulateBinary.path))
+        p.executableURL = URL(fileURLWithPath: try #require(TestEnvironment.binaryIfBuilt))
         p.arguments = ["simulate"] + arguments
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
@@ -45,7 +37,7 @@ struct SimulateCommandTests {
         (["--model", "bernoulli:p=0.05", "--levels", "200:3"], "k must be"),
         (["--model", "bernoulli:p=0.05", "--levels", "10:0"], "m must be"),
         (["--model", "bernoulli:p=1.5"], "p must be in [0, 1]"),
-        (["--model", "ge:p=0.1,r=0.2"], "h= is required"),
+        (["--model", "ge:p=0.1,h=0.2"], "needs p= and r="),
         (["--model", "bernoulli:p=0.1", "--traffic", "cbr"], "rate= is required"),
         ([String](), "give --fates FILE, --pcap FILE or --model SPEC"),
     ])

@@ -1,3 +1,5 @@
+import Fates
+import Base
 import FEC
 import Foundation
 import LinkSim
@@ -10,12 +12,12 @@ import Testing
     static func trace() -> FateTrace {
         var down: [PacketFate] = []
         var up: [PacketFate] = []
-        var rng = SimRandom(seed: 5)
+        var rng = SplitMix64(seed: 5)
         for i in 0..<3000 {
             let t = Double(i) * 2
-            let lostDown = rng.unit() < 0.05
-            down.append(PacketFate(sentMs: t, size: 600, delivered: !lostDown, delayMs: lostDown ? nil : 40 + rng.unit() * 20))
-            let lostUp = rng.unit() < 0.02
+            let lostDown = rng.unitInterval() < 0.05
+            down.append(PacketFate(sentMs: t, size: 600, delivered: !lostDown, delayMs: lostDown ? nil : 40 + rng.unitInterval() * 20))
+            let lostUp = rng.unitInterval() < 0.02
             up.append(PacketFate(sentMs: t, size: 90, delivered: !lostUp, delayMs: lostUp ? nil : 40))
         }
         return FateTrace(source: .init(kind: "path", description: "synthetic"), streams: [
@@ -28,8 +30,8 @@ import Testing
         var request = SimulationRequest(source: .fates(Self.trace(), file: "f.json", sha256: "ab"))
         request.runs = 2
         request.seed = 77
-        let a = try Simulation.run(request, info: Self.info)
-        let b = try Simulation.run(request, info: Self.info)
+        let a = try SimulateReport(Simulation.run(request), run: Self.info)
+        let b = try SimulateReport(Simulation.run(request), run: Self.info)
         // CPU times differ between runs; everything else must not.
         func strip(_ r: SimulateReport) -> SimulateReport {
             var r = r
@@ -55,7 +57,7 @@ import Testing
         var request = SimulationRequest(source: .fates(t, file: "f.json", sha256: "ab"))
         request.runs = 1
         request.levels = [.none, .balanced]
-        let report = try Simulation.run(request, info: Self.info)
+        let report = try SimulateReport(Simulation.run(request), run: Self.info)
         #expect(report.input.streams.first?.feedback == "roundTrip")
         #expect(report.levels.count == 2)
     }
@@ -71,7 +73,7 @@ import Testing
         var request = SimulationRequest(source: .fates(Self.trace(), file: "f", sha256: "x"))
         request.direction = .upload
         request.resolver = "203.0.113.1:53"
-        #expect(throws: SimulationError.self) { try Simulation.run(request, info: Self.info) }
+        #expect(throws: SimulationError.self) { try SimulateReport(Simulation.run(request), run: Self.info) }
         #expect(throws: FateTraceError.self) { try FateTrace.decode(Data()) }
         #expect(throws: FateTraceError.self) { try FateTrace.decode(Data("{\"schema\":\"tunnelprobe.fates/1\"".utf8)) }
     }

@@ -1,5 +1,5 @@
+import Base
 import PathMetrics
-import ProbeClient
 import Testing
 
 /// Every metric against values worked out by hand on small sequences.

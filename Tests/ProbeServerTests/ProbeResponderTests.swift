@@ -1,3 +1,5 @@
+import Fates
+import Base
 import DNSWire
 import ProbeClient
 import ProbeProtocol

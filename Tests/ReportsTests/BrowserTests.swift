@@ -1,13 +1,15 @@
 import Foundation
 import Reports
 import Testing
+import TestSupport
+import Base
 
 /// Opens a rendered report in a real headless Chromium: no console errors, every chart present, and a
 /// phone-sized screenshot left under `.build/test-output/` for a person to look at.
 @Suite(.serialized) struct BrowserTests {
-    static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let chromium = Executables.locate("chromium") ?? Executables.locate("chromium-browser")
     /// CI installs Chromium (`make deps`) and sets TUNNELPROBE_REQUIRE_LAB=1: there the test must run.
-    static let runs = chromium != nil || ProcessInfo.processInfo.environment["TUNNELPROBE_REQUIRE_LAB"] == "1"
+    static let runs = LabGate.chromium.runs
 
     static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let p = Process()

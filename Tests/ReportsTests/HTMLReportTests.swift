@@ -1,6 +1,7 @@
 import Foundation
 import Reports
 import Testing
+import TestSupport
 
 @Suite struct HTMLReportTests {
     static func tempDirectory(_ name: String) throws -> String {
@@ -16,10 +17,7 @@ import Testing
     @Test func scanSectionMatchesTheGoldenFile() throws {
         let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/scan-section.html")
         let rendered = ScanReportTests.sample().htmlSection()
-        if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
-            try rendered.write(to: golden, atomically: true, encoding: .utf8)
-        }
-        #expect(rendered == (try String(contentsOf: golden, encoding: .utf8)))
+        #expect(rendered == (try Golden.expected(rendered, file: golden)))
     }
 
     @Test func pagesAreSelfContained() throws {

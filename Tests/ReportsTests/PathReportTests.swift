@@ -2,6 +2,7 @@ import Foundation
 import PathMetrics
 import Reports
 import Testing
+import TestSupport
 
 @Suite struct PathReportTests {
     static func sample(complete: Bool = true) -> PathReport {
@@ -87,10 +88,7 @@ import Testing
     @Test func markdownMatchesTheGoldenFile() throws {
         let rendered = Self.sample().markdown()
         let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/path.md")
-        if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
-            try rendered.write(to: golden, atomically: true, encoding: .utf8)
-        }
-        #expect(rendered == (try String(contentsOf: golden, encoding: .utf8)))
+        #expect(rendered == (try Golden.expected(rendered, file: golden)))
     }
 
     @Test func incompleteRunsSaySo() {

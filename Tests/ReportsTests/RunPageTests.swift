@@ -1,6 +1,7 @@
 import Foundation
 import Reports
 import Testing
+import TestSupport
 
 /// A run directory holding every kind of report, as `lab demo` writes it: the index page shows each
 /// stage with its charts, and the golden file pins the rendering.
@@ -57,8 +58,7 @@ import Testing
         ]
         for (name, text) in rendered {
             let url = folder.appendingPathComponent(name)
-            if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" { try text.write(to: url, atomically: true, encoding: .utf8) }
-            #expect(text == (try String(contentsOf: url, encoding: .utf8)), "\(name) differs from its golden file")
+            #expect(text == (try Golden.expected(text, file: url)), "\(name) differs from its golden file")
         }
     }
 

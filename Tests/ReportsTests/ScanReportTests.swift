@@ -1,6 +1,7 @@
 import Foundation
 import Reports
 import Testing
+import TestSupport
 
 @Suite struct ScanReportTests {
     static func sample(complete: Bool = true) -> ScanReport {
@@ -43,10 +44,7 @@ import Testing
     @Test func markdownMatchesTheGoldenFile() throws {
         let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/scan.md")
         let rendered = Self.sample().markdown()
-        if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
-            try rendered.write(to: golden, atomically: true, encoding: .utf8)
-        }
-        #expect(rendered == (try String(contentsOf: golden, encoding: .utf8)))
+        #expect(rendered == (try Golden.expected(rendered, file: golden)))
     }
 
     @Test func incompleteRunsSaySo() {

@@ -2,6 +2,7 @@ import Foundation
 import Lab
 import Reports
 import Testing
+import TestSupport
 @testable import TunnelVerify
 
 /// Lab tests of `resilience` and `verify --cycles`, on a lab of their own (the verify suite takes
@@ -33,10 +34,10 @@ func fastIodineProfile(_ lab: LabStatus, extra: String = "") -> String {
 /// Nested in the verify suite, which is serialized: both suites check that no sandbox is left on
 /// the machine, so they must never run at the same time.
 extension VerifierLabTests {
-@Suite(.serialized, .enabled(if: VerifyLabGate.runs, "resilience lab tests need root and the engines"))
+@Suite(.serialized, .enabled(if: LabGate.tunnelLab.runs, "resilience lab tests need root and the engines"))
 struct ResilienceLabTests {
     func lab() async throws -> LabStatus {
-        try VerifyLabGate.check()
+        try LabGate.tunnelLab.check()
         return try await resilienceLab.up()
     }
 
@@ -172,7 +173,7 @@ struct ResilienceLabTests {
     }
 
     @Test func zzLabDown() async throws {
-        try VerifyLabGate.check()
+        try LabGate.tunnelLab.check()
         try await Lab.down(name: resilienceLab.name, logger: quietLogger)
         #expect(!FileManager.default.fileExists(atPath: "/run/netns/tp-\(resilienceLab.name)-net"))
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Reports
 import Testing
+import TestSupport
 @testable import TunnelVerify
 
 struct ResilienceMarkdownTests {
@@ -52,10 +53,7 @@ struct ResilienceMarkdownTests {
     @Test func markdownMatchesTheGoldenFile() throws {
         let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/resilience.md")
         let rendered = Self.sample().markdown()
-        if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1" {
-            try rendered.write(to: golden, atomically: true, encoding: .utf8)
-        }
-        #expect(rendered == (try String(contentsOf: golden, encoding: .utf8)))
+        #expect(rendered == (try Golden.expected(rendered, file: golden)))
     }
 
     @Test func jsonHasTheSchemaAndExplicitNulls() throws {

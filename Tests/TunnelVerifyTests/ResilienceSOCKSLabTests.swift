@@ -2,6 +2,7 @@ import Foundation
 import Lab
 import Reports
 import Testing
+import TestSupport
 @testable import TunnelVerify
 
 /// `resilience --socks` and `verify --cycles --socks` against a SOCKS-shaped engine with no TUN
@@ -43,10 +44,10 @@ func socksEngineScript(domain: String) -> String {
 }
 
 extension VerifierLabTests {
-@Suite(.serialized, .enabled(if: VerifyLabGate.runs, "SOCKS resilience lab tests need root and the engines"))
+@Suite(.serialized, .enabled(if: LabGate.tunnelLab.runs, "SOCKS resilience lab tests need root and the engines"))
 struct ResilienceSOCKSLabTests {
     func lab() async throws -> LabStatus {
-        try VerifyLabGate.check()
+        try LabGate.tunnelLab.check()
         return try await socksLab.up()
     }
 
@@ -117,7 +118,7 @@ struct ResilienceSOCKSLabTests {
     }
 
     @Test func zzLabDown() async throws {
-        try VerifyLabGate.check()
+        try LabGate.tunnelLab.check()
         try await Lab.down(name: socksLab.name, logger: quietLogger)
         #expect(!FileManager.default.fileExists(atPath: "/run/netns/tp-\(socksLab.name)-net"))
     }

@@ -2,6 +2,7 @@ import Foundation
 import Lab
 import Reports
 import Testing
+import TestSupport
 @testable import TunnelVerify
 
 /// Split by domain and IPv6 prefix, and resolver failover, on a lab of their own: iodined keeps
@@ -10,10 +11,10 @@ import Testing
 let splitLab = TunnelLab()
 
 extension VerifierLabTests {
-@Suite(.serialized, .enabled(if: VerifyLabGate.runs, "split and failover lab tests need root and the engines"))
+@Suite(.serialized, .enabled(if: LabGate.tunnelLab.runs, "split and failover lab tests need root and the engines"))
 struct ResilienceSplitLabTests {
     func lab() async throws -> LabStatus {
-        try VerifyLabGate.check()
+        try LabGate.tunnelLab.check()
         return try await splitLab.up()
     }
 
@@ -202,7 +203,7 @@ struct ResilienceSplitLabTests {
     }
 
     @Test func zzLabDown() async throws {
-        try VerifyLabGate.check()
+        try LabGate.tunnelLab.check()
         try await Lab.down(name: splitLab.name, logger: quietLogger)
         #expect(!FileManager.default.fileExists(atPath: "/run/netns/tp-\(splitLab.name)-net"))
     }

@@ -3,26 +3,8 @@ import Lab
 import Logging
 import Reports
 import Testing
+import TestSupport
 @testable import TunnelVerify
-
-/// Lab tests of `verify`: they need root, the lab's tools and the tunnel engines. Under CI
-/// (TUNNELPROBE_REQUIRE_LAB=1) they run and fail when they cannot, never skip.
-enum VerifyLabGate {
-    static let required = ProcessInfo.processInfo.environment["TUNNELPROBE_REQUIRE_LAB"] == "1"
-    static let missing: String? = {
-        if geteuid() != 0 { return "verify lab tests need root" }
-        for (program, package) in [("ip", "iproute2"), ("nft", "nftables"), ("unbound", "unbound"), ("iodine", "iodine"),
-                                   ("iodined", "iodine"), ("openvpn", "openvpn"), ("wireguard-go", "wireguard-go"),
-                                   ("wg", "wireguard-tools"), ("nginx", "nginx-light"),
-                                   ("microsocks", "microsocks")] where Host.locate(program) == nil {
-            return "`\(program)` not found: apt-get install \(package)"
-        }
-        return nil
-    }()
-    static var runs: Bool { missing == nil || required }
-    static func check() throws { if let missing { throw Unavailable(reason: missing) } }
-    struct Unavailable: Error, CustomStringConvertible { let reason: String; var description: String { reason } }
-}
 
 /// Every trace a sandbox of this lab can leave: namespaces, links and nft tables with the prefix,
 /// state, processes. Sandboxes of other runs on the same machine (another test process, another
@@ -73,11 +55,7 @@ actor TunnelLab {
     private var status: LabStatus?
     let name = "v" + String(UInt32.random(in: 0...UInt32.max), radix: 36).prefix(7)
 
-    var binary: String {
-        if let bin = ProcessInfo.processInfo.environment["TUNNELPROBE_BIN"] { return bin }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return root.appendingPathComponent(".build/debug/tunnelprobe").path
-    }
+    var binary: String { TestEnvironment.binary }
 
     func up() async throws -> LabStatus {
         if let status { return status }
@@ -120,10 +98,10 @@ func iodineProfile(_ lab: LabStatus, dns: String = "198.18.2.2", extra: String =
         """
 }
 
-@Suite(.serialized, .enabled(if: VerifyLabGate.runs, "verify lab tests need root and the engines"))
+@Suite(.serialized, .enabled(if: LabGate.tunnelLab.runs, "verify lab tests need root and the engines"))
 struct VerifierLabTests {
     func lab() async throws -> LabStatus {
-        try VerifyLabGate.check()
+        try LabGate.tunnelLab.check()
         return try await TunnelLab.shared.up()
     }
 
@@ -307,7 +285,7 @@ struct VerifierLabTests {
     }
 
     @Test func missingEngineAndMissingRootAreOneErrorLine() async throws {
-        try VerifyLabGate.check()
+        try LabGate.tunnelLab.check()
         let binary = await TunnelLab.shared.binary
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("tp-ok-\(UUID().uuidString).json").path
         try #"{"version":1,"name":"x","protocol":"iodine","domain":"t.example","resolvers":[{"address":"192.0.2.1"}],"iodine":{"password":"p"}}"#
@@ -323,7 +301,7 @@ struct VerifierLabTests {
     }
 
     @Test func badInputIsOneErrorLine() async throws {
-        try VerifyLabGate.check()
+        try LabGate.tunnelLab.check()
         let binary = await TunnelLab.shared.binary
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("tp-bad-\(UUID().uuidString).json").path
         try #"{"version":1,"name":"x","protocol":"iodine","domain":"t.example","resolvers":[{"address":"nope"}]}"#
@@ -336,7 +314,7 @@ struct VerifierLabTests {
 
     /// Last in the suite: takes the shared lab down.
     @Test func zzLabDown() async throws {
-        try VerifyLabGate.check()
+        try LabGate.tunnelLab.check()
         let name = TunnelLab.shared.name
         try await Lab.down(name: name, logger: quietLogger)
         // The tunnel servers' extra namespace and wireguard-go's machine-wide socket go too.

@@ -1,4 +1,4 @@
-public import ProbeClient
+public import Base
 
 /// Fixed delay plus uniform jitter, on a first-in first-out link.
 ///

@@ -1,4 +1,5 @@
-public import Reports
+public import Base
+public import Fates
 
 /// Replays one stream of a fates file (`docs/FATES.md`, "How consumers use a stream"): the n-th
 /// datagram of the direction takes the n-th fate; after the last fate it starts again from the top

@@ -1,10 +1,10 @@
-public import ProbeClient
+public import Base
 
 /// Which loss process a direction runs, as configured.
 public enum LossModel: Sendable, Hashable {
     /// Every datagram is lost independently with probability `p`.
     case bernoulli(Double)
-    case gilbertElliott(GilbertElliott.Parameters)
+    case gilbertElliott(GilbertElliottParameters)
 }
 
 /// Independent (Bernoulli) loss: the memoryless model of RFC 3357's "random loss".
@@ -20,45 +20,19 @@ public struct BernoulliLoss: Sendable, Hashable {
 }
 
 /// The Gilbert-Elliott channel: a two-state Markov chain (Good, Bad) stepped once per datagram,
-/// with a loss probability per state. Conventions are those of `measurement.md`, which the path
-/// report's Gilbert fit uses:
-/// - `p` = P(Good -> Bad), `r` = P(Bad -> Good), per datagram;
-/// - `h` = P(received | Bad) (so a Bad datagram is lost with 1 - h; h = 0 is Gilbert's 2-state
-///   model where every Bad datagram is lost);
-/// - `k` = P(received | Good), 1 unless given (Elliott's extension; k = 1 is the Gilbert model
-///   the fit in measurement.md assumes).
+/// with a loss probability per state (`GilbertElliottParameters` says what p, r, h and k mean; the
+/// path report's Gilbert fit uses the same conventions).
 /// The chain starts in Good. For each datagram the state in force decides its fate, then the chain
 /// steps: the first datagram is judged in Good.
 public struct GilbertElliott: Sendable, Hashable {
-    public struct Parameters: Sendable, Hashable {
-        public var p: Double
-        public var r: Double
-        public var h: Double
-        public var k: Double
-
-        public init(p: Double, r: Double, h: Double = 0, k: Double = 1) {
-            self.p = p
-            self.r = r
-            self.h = h
-            self.k = k
-        }
-
-        /// Long-run loss rate: pi_B (1 - h) + pi_G (1 - k), with pi_B = p / (p + r).
-        public var stationaryLoss: Double {
-            guard p + r > 0 else { return 1 - k }
-            let bad = p / (p + r)
-            return bad * (1 - h) + (1 - bad) * (1 - k)
-        }
-    }
-
     public enum State: String, Sendable, Hashable {
         case good, bad
     }
 
-    public let parameters: Parameters
+    public let parameters: GilbertElliottParameters
     public private(set) var state: State = .good
 
-    public init(_ parameters: Parameters) { self.parameters = parameters }
+    public init(_ parameters: GilbertElliottParameters) { self.parameters = parameters }
 
     /// Judges one datagram in the current state, then steps the chain. Always two draws, so the
     /// sequence of states does not depend on the loss draws' outcomes.
@@ -76,11 +50,6 @@ public struct GilbertElliott: Sendable, Hashable {
 }
 
 extension SplitMix64 {
-    /// A uniform double in [0, 1) from the top 53 bits.
-    public mutating func unitInterval() -> Double {
-        Double(next() >> 11) * 0x1.0p-53
-    }
-
     /// The generator of one direction, so that each direction's choices depend only on the seed and
     /// that direction's own traffic.
     public static func forDirection(_ direction: Direction, seed: UInt64) -> SplitMix64 {

@@ -2,7 +2,7 @@ import HeapModule
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Reports
+import Base
 
 /// The relay's state, confined to one event loop (every method runs on `loop`).
 final class RelayCore: @unchecked Sendable {
@@ -117,7 +117,7 @@ final class RelayCore: @unchecked Sendable {
         NIODeadline.now().uptimeNanoseconds &- startUptimeNs
     }
 
-    static func timestamp() -> String { ReportWriter.timestamp() }
+    static func timestamp() -> String { Timestamp.rfc3339() }
 
     // MARK: - Arrivals
 
