@@ -1,4 +1,4 @@
-/// Gilbert-model parameters fitted to a binary loss trace (true = lost), as the measurement sheet defines.
+/// Gilbert-model parameters fitted to a binary loss trace (true = lost), as docs/MEASUREMENT.md defines.
 ///
 /// Two states, Good and Bad; p = P(Good -> Bad), r = P(Bad -> Good). Convention for h here:
 /// h = P(received | Bad), so a packet in Bad is lost with probability 1 - h; Good never loses.

@@ -20,7 +20,7 @@ struct ModelTests {
     }
 
     /// With h = 0 the chain's transition counts give back p and r, and the loss rate is p / (p + r)
-    /// (measurement.md, Gilbert 2-state).
+    /// (docs/MEASUREMENT.md, Gilbert 2-state).
     @Test(arguments: [(0.01, 0.3), (0.05, 0.5), (0.2, 0.2)])
     func gilbertTransitionsAndLossMatch(p: Double, r: Double) {
         var rng = SplitMix64(seed: 42)
@@ -209,7 +209,7 @@ struct ModelTests {
     }
 }
 
-/// The Gilbert fit of measurement.md (the path report's) recovers the relay's p, r and h from
+/// The Gilbert fit of docs/MEASUREMENT.md (the path report's) recovers the relay's p, r and h from
 /// 20,000 datagrams: the conventions of the model and the fit agree.
 struct GilbertFitAgreementTests {
     // With h well above 0 the 3-statistic fit needs more than 20,000 datagrams for 20 % on r

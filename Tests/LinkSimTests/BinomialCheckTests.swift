@@ -5,7 +5,7 @@ import Reports
 import Testing
 
 /// Under independent loss, the simulated group failure rate of each preset must agree with the
-/// binomial tail P(more than m of k + m lost) in the reference table (fec-arq.md), within the
+/// binomial tail P(more than m of k + m lost) in the reference table (docs/FEC-ARQ.md), within the
 /// run's 95 % Wilson interval.
 @Suite struct BinomialCheckTests {
     static let reference: [(level: FECLevel, loss: Double, failure: Double)] = [
