@@ -1,17 +1,18 @@
+public import Base
 import Histogram
 
 /// Round-trip (or one-way) delay percentiles from an HdrHistogram of microseconds (3 significant digits,
 /// so every figure is within 0.1 % of the recorded value).
 public struct DelayPercentiles: Codable, Sendable, Hashable {
     public var samples: Int
-    public var min: Double?
-    public var p50: Double?
-    public var p90: Double?
-    public var p99: Double?
-    public var max: Double?
+    @NullCoded public var min: Double?
+    @NullCoded public var p50: Double?
+    @NullCoded public var p90: Double?
+    @NullCoded public var p99: Double?
+    @NullCoded public var max: Double?
     /// The delay at each percentile 1...100 (100 values): the distribution a CDF chart draws.
     public var cdf: [Double]?
-    public var reason: String?
+    @NullCoded public var reason: String?
 
     /// Longest delay the histogram tracks: one hour, far past any Tmax.
     static let highestMicros: UInt64 = 3_600_000_000
@@ -59,13 +60,13 @@ public enum InterarrivalJitter {
 /// signed extremes, never as a mean (RFC 3393 section 4.5 warns that the mean hides the distribution).
 public struct DelayVariation: Codable, Sendable, Hashable {
     public var samples: Int
-    public var p50: Double?
-    public var p90: Double?
-    public var p99: Double?
+    @NullCoded public var p50: Double?
+    @NullCoded public var p90: Double?
+    @NullCoded public var p99: Double?
     /// Signed extremes in milliseconds.
-    public var min: Double?
-    public var max: Double?
-    public var reason: String?
+    @NullCoded public var min: Double?
+    @NullCoded public var max: Double?
+    @NullCoded public var reason: String?
 
     /// `delays`: per sequence number in order, the delay in nanoseconds or nil when lost.
     public init(delaysInSequence delays: [UInt64?]) {
@@ -92,31 +93,4 @@ public struct DelayVariation: Codable, Sendable, Hashable {
     }
 }
 
-extension DelayPercentiles {
-    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(samples, forKey: .samples)
-        try c.encode(min, forKey: .min)
-        try c.encode(p50, forKey: .p50)
-        try c.encode(p90, forKey: .p90)
-        try c.encode(p99, forKey: .p99)
-        try c.encode(max, forKey: .max)
-        try c.encodeIfPresent(cdf, forKey: .cdf)
-        try c.encode(reason, forKey: .reason)
-    }
-}
 
-extension DelayVariation {
-    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(samples, forKey: .samples)
-        try c.encode(p50, forKey: .p50)
-        try c.encode(p90, forKey: .p90)
-        try c.encode(p99, forKey: .p99)
-        try c.encode(min, forKey: .min)
-        try c.encode(max, forKey: .max)
-        try c.encode(reason, forKey: .reason)
-    }
-}

@@ -1,3 +1,4 @@
+public import Base
 /// Gilbert-model parameters fitted to a binary loss trace (true = lost), as docs/MEASUREMENT.md defines.
 ///
 /// Two states, Good and Bad; p = P(Good -> Bad), r = P(Bad -> Good). Convention for h here:
@@ -24,10 +25,10 @@ public struct GilbertFit: Codable, Sendable, Hashable {
     }
 
     public var samples: Int
-    public var twoState: TwoState?
-    public var twoStateReason: String?
-    public var withH: WithH?
-    public var withHReason: String?
+    @NullCoded public var twoState: TwoState?
+    @NullCoded public var twoStateReason: String?
+    @NullCoded public var withH: WithH?
+    @NullCoded public var withHReason: String?
 
     /// Enough transitions out of each state for a rate to mean something.
     public static let minimumTransitions = 5
@@ -91,14 +92,3 @@ public struct GilbertFit: Codable, Sendable, Hashable {
     }
 }
 
-extension GilbertFit {
-    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(samples, forKey: .samples)
-        try c.encode(twoState, forKey: .twoState)
-        try c.encode(twoStateReason, forKey: .twoStateReason)
-        try c.encode(withH, forKey: .withH)
-        try c.encode(withHReason, forKey: .withHReason)
-    }
-}

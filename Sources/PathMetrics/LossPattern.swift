@@ -1,3 +1,4 @@
+public import Base
 /// RFC 3357 loss patterns of a binary loss trace (true = lost), in sequence order.
 ///
 /// - Loss period (RFC 3357 section 4): a run of consecutive lost packets; its length is the number of
@@ -12,10 +13,10 @@ public struct LossPattern: Codable, Sendable, Hashable {
     /// Histogram of period lengths: length (as text, JSON keys are strings) -> how many periods.
     public var periodLengths: [String: Int]
     /// Mean loss period length, nil without any loss.
-    public var meanPeriodLength: Double?
+    @NullCoded public var meanPeriodLength: Double?
     /// Histogram of loss distances: distance -> how many lost packets followed a loss at that distance.
     public var distances: [String: Int]
-    public var reason: String?
+    @NullCoded public var reason: String?
 
     public init(lostFlags trace: [Bool]) {
         samples = trace.count
@@ -43,16 +44,3 @@ public struct LossPattern: Codable, Sendable, Hashable {
     }
 }
 
-extension LossPattern {
-    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(samples, forKey: .samples)
-        try c.encode(lost, forKey: .lost)
-        try c.encode(periods, forKey: .periods)
-        try c.encode(periodLengths, forKey: .periodLengths)
-        try c.encode(meanPeriodLength, forKey: .meanPeriodLength)
-        try c.encode(distances, forKey: .distances)
-        try c.encode(reason, forKey: .reason)
-    }
-}

@@ -8,10 +8,10 @@ public struct Proportion: Codable, Sendable, Hashable {
     public var count: Int
     /// The trials they were counted among.
     public var samples: Int
-    public var ratio: Double?
-    public var ciLow: Double?
-    public var ciHigh: Double?
-    public var reason: String?
+    @NullCoded public var ratio: Double?
+    @NullCoded public var ciLow: Double?
+    @NullCoded public var ciHigh: Double?
+    @NullCoded public var reason: String?
 
     public init(count: Int, samples: Int) {
         self.count = count
@@ -26,15 +26,3 @@ public struct Proportion: Codable, Sendable, Hashable {
     }
 }
 
-extension Proportion {
-    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(count, forKey: .count)
-        try c.encode(samples, forKey: .samples)
-        try c.encode(ratio, forKey: .ratio)
-        try c.encode(ciLow, forKey: .ciLow)
-        try c.encode(ciHigh, forKey: .ciHigh)
-        try c.encode(reason, forKey: .reason)
-    }
-}

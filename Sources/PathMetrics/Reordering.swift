@@ -1,3 +1,4 @@
+public import Base
 /// RFC 4737 reordering metrics of one stream, from the sequence numbers in arrival order.
 ///
 /// Pass first copies only: duplicates are counted elsewhere and never make a packet "in order".
@@ -9,13 +10,13 @@ public struct Reordering: Codable, Sendable, Hashable {
     /// Reordered / received, with its Wilson interval (RFC 4737 section 3.4 ratio).
     public var ratio: Proportion
     /// Largest reordering extent, nil when nothing was reordered.
-    public var maxExtent: Int?
+    @NullCoded public var maxExtent: Int?
     /// Histogram of extents: extent -> packets.
     public var extents: [String: Int]
     /// RFC 4737 section 5 n-reordering with n = 3 (TCP's duplicate-ACK threshold).
     public var threeReordered: Int
     public var threeReorderedRatio: Proportion
-    public var reason: String?
+    @NullCoded public var reason: String?
 
     public static let n = 3
 
@@ -67,17 +68,3 @@ public struct Reordering: Codable, Sendable, Hashable {
     }
 }
 
-extension Reordering {
-    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(samples, forKey: .samples)
-        try c.encode(reordered, forKey: .reordered)
-        try c.encode(ratio, forKey: .ratio)
-        try c.encode(maxExtent, forKey: .maxExtent)
-        try c.encode(extents, forKey: .extents)
-        try c.encode(threeReordered, forKey: .threeReordered)
-        try c.encode(threeReorderedRatio, forKey: .threeReorderedRatio)
-        try c.encode(reason, forKey: .reason)
-    }
-}
