@@ -125,7 +125,7 @@ let package = Package(
         .target(
             name: "Lab",
             dependencies: [
-                "Base",
+                "Base", "DNSWire",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,3 +1,5 @@
+import DNSWire
+
 /// Sends one DNS query over UDP from inside a network namespace without moving this process
 /// there (see `NamespaceSocket`), polling a non-blocking socket so no thread waits.
 enum DNSProbe {
@@ -14,9 +16,15 @@ enum DNSProbe {
         defer { NamespaceSocket.close(fd) }
         var generator = SystemRandomNumberGenerator()
         let id = UInt16.random(in: .min ... .max, using: &generator)
+        let query: [UInt8]
+        do {
+            query = try DNSProbeMessage.query(id: id, name: name, type: type, ednsPayloadSize: ednsPayloadSize)
+        } catch {
+            throw LabError(.invalidName, "cannot ask for \(name): \(error)")
+        }
         try NamespaceSocket.send(
             fd,
-            DNSProbeMessage.query(id: id, name: name, type: type, ednsPayloadSize: ednsPayloadSize),
+            query,
             to: server,
             port: port
         )
@@ -34,46 +42,23 @@ enum DNSProbe {
     }
 }
 
-/// The few bytes of RFC 1035 a readiness probe needs: one question, optionally an OPT record
-/// (RFC 6891 section 6.1.2), and the reply header. Full parsing lives in DNSWire.
+/// The query a readiness probe sends and what it reads of the reply, both through DNSWire.
 enum DNSProbeMessage {
-    static func query(id: UInt16, name: String, type: UInt16, ednsPayloadSize: Int?) -> [UInt8] {
-        var bytes: [UInt8] = []
-        func append16(_ value: UInt16) { bytes += [UInt8(value >> 8), UInt8(value & 0xff)] }
-        append16(id)
-        append16(0x0100)  // RD
-        append16(1)
-        append16(0)
-        append16(0)
-        append16(ednsPayloadSize == nil ? 0 : 1)
-        for label in name.split(separator: ".") {
-            let utf8 = Array(label.utf8.prefix(63))
-            bytes.append(UInt8(utf8.count))
-            bytes += utf8
-        }
-        bytes.append(0)
-        append16(type)
-        append16(1)  // IN
-        if let size = ednsPayloadSize {
-            bytes.append(0)  // root owner
-            append16(41)  // OPT
-            append16(UInt16(clamping: size))
-            bytes += [0, 0, 0, 0]  // extended RCODE, version, flags
-            append16(0)
-        }
-        return bytes
+    static func query(id: UInt16, name: String, type: UInt16, ednsPayloadSize: Int?) throws(DNSWireError) -> [UInt8] {
+        try DNSMessage.query(id: id, name: name, type: DNSType(type), udpPayloadSize: ednsPayloadSize.map { UInt16(clamping: $0) })
+            .serialized()
     }
 
-    /// `nil` unless `bytes` is a response with this id.
+    /// `nil` unless `bytes` is a well-formed response with this id.
     static func reply(_ bytes: [UInt8], id: UInt16, source: String, port: Int) -> LabDNSReply? {
-        guard bytes.count >= 12, UInt16(bytes[0]) << 8 | UInt16(bytes[1]) == id, bytes[2] & 0x80 != 0 else { return nil }
+        guard let message = try? DNSMessage(parsing: bytes), message.header.id == id, message.header.isResponse else { return nil }
         return LabDNSReply(
             source: source,
             sourcePort: port,
             bytes: bytes,
-            truncated: bytes[2] & 0x02 != 0,
-            responseCode: Int(bytes[3] & 0x0f),
-            answerCount: Int(UInt16(bytes[6]) << 8 | UInt16(bytes[7]))
+            truncated: message.header.truncated,
+            responseCode: Int(message.rcode.rawValue),
+            answerCount: message.answers.count
         )
     }
 }

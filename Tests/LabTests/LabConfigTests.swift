@@ -89,11 +89,11 @@ import Testing
     }
 
     @Test func probeMessagesFollowRFC1035() throws {
-        let query = DNSProbeMessage.query(id: 0xBEEF, name: "localhost.", type: 1, ednsPayloadSize: 1232)
+        let query = try DNSProbeMessage.query(id: 0xBEEF, name: "localhost.", type: 1, ednsPayloadSize: 1232)
         #expect(Array(query[0..<12]) == [0xBE, 0xEF, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 1])
         #expect(Array(query[12..<27]) == [9] + Array("localhost".utf8) + [0, 0, 1, 0, 1])
         #expect(Array(query[27...]) == [0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, 0, 0])
-        let (response, name) = try #require(StandInResponder.respond(to: DNSProbeMessage.query(id: 7, name: "300.x.vpn.lab.test", type: 16, ednsPayloadSize: 4096)))
+        let (response, name) = try #require(StandInResponder.respond(to: try DNSProbeMessage.query(id: 7, name: "300.x.vpn.lab.test", type: 16, ednsPayloadSize: 4096)))
         #expect(name == "300.x.vpn.lab.test" && response.count == 300)
         let reply = try #require(DNSProbeMessage.reply(response, id: 7, source: "198.18.0.1", port: 53))
         #expect(!reply.truncated && reply.answerCount == 1 && reply.responseCode == 0)

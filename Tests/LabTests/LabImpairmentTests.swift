@@ -30,7 +30,7 @@ struct LabImpairmentTests {
             let count = 300
             var arrivals: [Int: Int] = [:]
             for id in 0..<count {
-                let query = DNSProbeMessage.query(id: UInt16(id), name: "localhost.", type: 1, ednsPayloadSize: nil)
+                let query = try DNSProbeMessage.query(id: UInt16(id), name: "localhost.", type: 1, ednsPayloadSize: nil)
                 try NamespaceSocket.send(fd, query, to: "198.18.0.53", port: 53)
                 try await Task.sleep(for: .milliseconds(1))
                 while let datagram = NamespaceSocket.receive(fd) { arrivals[Int(datagram.bytes[0]) << 8 | Int(datagram.bytes[1]), default: 0] += 1 }
