@@ -1,4 +1,4 @@
-import Base
+public import Base
 /// The per-packet fates of one stream of a trace, ready for replay: times relative to the first packet,
 /// a delay for every delivered packet.
 public struct TraceFates: Sendable {
@@ -14,12 +14,12 @@ public struct TraceFates: Sendable {
     public var count: Int { sentMs.count }
 
     /// `delayScale` 0.5 turns round-trip delays into one-way ones (feedback riding a round-trip stream).
-    public init(packets: [(sentMs: Double, delivered: Bool, delayMs: Double?)], delayScale: Double = 1) throws(SimulationError) {
-        guard let first = packets.first else { throw SimulationError("a fates stream has no packets") }
+    public init(packets: [(sentMs: Double, delivered: Bool, delayMs: Double?)], delayScale: Double = 1) throws(TextFormError) {
+        guard let first = packets.first else { throw TextFormError("a fates stream has no packets") }
         let measured = packets.compactMap(\.delayMs).sorted()
         let filled = packets.filter { $0.delivered && $0.delayMs == nil }.count
         if filled > 0 && measured.isEmpty {
-            throw SimulationError("the fates stream has delivered packets but no delayMs at all; simulate needs delays")
+            throw TextFormError("the fates stream has delivered packets but no delayMs at all; simulate needs delays")
         }
         let median = measured.isEmpty ? 0 : measured[measured.count / 2]
         var sent = ContiguousArray<Double>()

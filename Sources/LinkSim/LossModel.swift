@@ -49,38 +49,47 @@ public struct LossModel: Sendable, Hashable, CustomStringConvertible {
         return s
     }
 
-    public static func parse(_ text: String) throws(SimulationError) -> LossModel {
+    public static func parse(_ text: String) throws(TextFormError) -> LossModel {
         let head = text.split(separator: ":", maxSplits: 1).map(String.init)
         guard let name = head.first, let kind = Kind(rawValue: name.lowercased()) else {
-            throw SimulationError("--model \(text): unknown model (bernoulli:p=..., or ge:p=...,r=...,h=...)")
+            throw TextFormError("unknown model (bernoulli:p=..., or ge:p=...,r=...,h=...)")
         }
         let allowed = kind == .bernoulli ? ["p", "delay", "rate"] : GilbertElliottParameters.keys + ["delay", "rate"]
         let values: [String: Double]
-        do {
-            values = head.count == 2 ? try KeyValueList.parse(head[1], allowed: allowed) : [:]
-        } catch {
-            throw SimulationError("--model \(text): \(error.reason)")
-        }
+        values = head.count == 2 ? try KeyValueList.parse(head[1], allowed: allowed) : [:]
         let delay = values["delay"] ?? defaultDelayMs
-        guard delay >= 0, delay <= 600_000 else { throw SimulationError("--model \(text): delay must be 0...600000 ms") }
+        guard delay >= 0, delay <= 600_000 else { throw TextFormError("delay must be 0...600000 ms") }
         let rate = values["rate"] ?? defaultRate
-        guard rate > 0, rate <= 1_000_000 else { throw SimulationError("--model \(text): rate must be in (0, 1000000] per second") }
+        guard rate > 0, rate <= 1_000_000 else { throw TextFormError("rate must be in (0, 1000000] per second") }
         switch kind {
         case .bernoulli:
-            guard let p = values["p"] else { throw SimulationError("--model \(text): p= is required") }
-            guard (0...1).contains(p) else { throw SimulationError("--model \(text): p must be in [0, 1], got \(p)") }
+            guard let p = values["p"] else { throw TextFormError("p= is required") }
+            guard (0...1).contains(p) else { throw TextFormError("p must be in [0, 1], got \(p)") }
             return LossModel(kind: .bernoulli, p: p, delayMs: delay, opportunitiesPerSecond: rate)
         case .ge:
-            let ge: GilbertElliottParameters
-            do { ge = try GilbertElliottParameters(fields: values) } catch { throw SimulationError("--model \(text): \(error.reason)") }
+            let ge = try GilbertElliottParameters(fields: values)
             return LossModel(kind: .ge, p: ge.p, r: ge.r, h: ge.h, k: ge.k, delayMs: delay, opportunitiesPerSecond: rate)
         }
     }
 }
 
-/// Bad input to the simulator, one line for the CLI.
-public struct SimulationError: Error, CustomStringConvertible, Sendable, Equatable {
-    public let reason: String
-    public init(_ reason: String) { self.reason = reason }
-    public var description: String { reason }
+/// Input the simulator cannot use: a fates file without the streams it needs, or a resolver the
+/// file does not have. One line, naming no flag (the command adds its own).
+public enum SimulationError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// The resolver asked for has no stream in the fates file; `have` lists those it has.
+    case unknownResolver(String, have: [String])
+    /// The fates file has no stream for this direction (nor a round-trip one) for the resolver.
+    case noStream(direction: String, resolver: String)
+    /// A stream's fates cannot drive a channel.
+    case unusableStream(String)
+
+    public var description: String {
+        switch self {
+        case let .unknownResolver(resolver, have):
+            "no stream for \(resolver) in the fates file (have \(have.joined(separator: ", ")))"
+        case let .noStream(direction, resolver):
+            "the fates file has no \(direction) or roundTrip stream for \(resolver)"
+        case let .unusableStream(reason): reason
+        }
+    }
 }

@@ -122,7 +122,7 @@ public enum Simulation {
     static func pickResolver(_ trace: FateTrace, wanted: String?) throws(SimulationError) -> String {
         if let wanted {
             guard trace.streams.contains(where: { $0.resolver == wanted }) else {
-                throw SimulationError("--resolver \(wanted): no stream for it in the fates file (have \(Set(trace.streams.map(\.resolver)).sorted().joined(separator: ", ")))")
+                throw .unknownResolver(wanted, have: Set(trace.streams.map(\.resolver)).sorted())
             }
             return wanted
         }
@@ -139,7 +139,7 @@ public enum Simulation {
         let forward: FateStream.Direction = direction == .upload ? .up : .down
         let backward: FateStream.Direction = direction == .upload ? .down : .up
         guard let dataStream = stream(forward) ?? stream(.roundTrip) else {
-            throw SimulationError("the fates file has no \(forward.rawValue) or roundTrip stream for \(resolver)")
+            throw .noStream(direction: forward.rawValue, resolver: resolver)
         }
         var note: String?
         let feedbackStream: FateStream
@@ -180,7 +180,7 @@ public enum Simulation {
         do {
             return try TraceFates(packets: stream.packets.map { ($0.sentMs, $0.delivered, $0.delayMs) }, delayScale: scale)
         } catch {
-            throw SimulationError("\(stream.resolver) \(stream.direction.rawValue): \(error.reason)")
+            throw .unusableStream("\(stream.resolver) \(stream.direction.rawValue): \(error)")
         }
     }
 

@@ -1,3 +1,4 @@
+public import Base
 /// When the application hands packets to the tunnel, and how big they are.
 ///
 /// - `bulk`: a transfer that always has data: a new full-size packet whenever the window lets one out
@@ -39,10 +40,10 @@ public struct TrafficPattern: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public static func parse(_ text: String) throws(SimulationError) -> TrafficPattern {
+    public static func parse(_ text: String) throws(TextFormError) -> TrafficPattern {
         let head = text.split(separator: ":", maxSplits: 1).map(String.init)
         guard let name = head.first, let kind = Kind(rawValue: name.lowercased()) else {
-            throw SimulationError("--traffic \(text): unknown pattern (bulk, bulk:rate=R, cbr:rate=R, interactive:burst=N,gap=MS)")
+            throw TextFormError("unknown pattern (bulk, bulk:rate=R, cbr:rate=R, interactive:burst=N,gap=MS)")
         }
         var values: [String: Double] = [:]
         var greedyRate = false
@@ -54,7 +55,7 @@ public struct TrafficPattern: Sendable, Hashable, CustomStringConvertible {
                     continue
                 }
                 guard kv.count == 2, let v = Double(kv[1]), v.isFinite, v > 0 else {
-                    throw SimulationError("--traffic \(text): \"\(pair)\" is not key=positive number")
+                    throw TextFormError("\"\(pair)\" is not key=positive number")
                 }
                 values[kv[0].lowercased()] = v
             }
@@ -65,24 +66,24 @@ public struct TrafficPattern: Sendable, Hashable, CustomStringConvertible {
         case .interactive: ["burst", "gap", "size"]
         }
         if let unknown = values.keys.sorted().first(where: { !allowed.contains($0) }) {
-            throw SimulationError("--traffic \(text): unknown parameter \"\(unknown)\" (\(allowed.sorted().joined(separator: ", ")))")
+            throw TextFormError("unknown parameter \"\(unknown)\" (\(allowed.sorted().joined(separator: ", ")))")
         }
-        if let rate = values["rate"], rate > 1_000_000 { throw SimulationError("--traffic \(text): rate must be at most 1000000/s") }
+        if let rate = values["rate"], rate > 1_000_000 { throw TextFormError("rate must be at most 1000000/s") }
         var size: Int?
         if let s = values["size"] {
-            guard s == s.rounded(), (1...65_535).contains(s) else { throw SimulationError("--traffic \(text): size must be 1...65535 bytes") }
+            guard s == s.rounded(), (1...65_535).contains(s) else { throw TextFormError("size must be 1...65535 bytes") }
             size = Int(s)
         }
         switch kind {
         case .bulk:
             return TrafficPattern(kind: .bulk, rate: greedyRate ? nil : values["rate"])
         case .cbr:
-            guard let rate = values["rate"] else { throw SimulationError("--traffic \(text): rate= is required") }
+            guard let rate = values["rate"] else { throw TextFormError("rate= is required") }
             return TrafficPattern(kind: .cbr, rate: rate, size: size)
         case .interactive:
             let burst = values["burst"] ?? 10
             guard burst == burst.rounded(), (1...100_000).contains(burst) else {
-                throw SimulationError("--traffic \(text): burst must be a whole number 1...100000")
+                throw TextFormError("burst must be a whole number 1...100000")
             }
             return TrafficPattern(kind: .interactive, size: size, burst: Int(burst), gapMs: values["gap"] ?? 200)
         }

@@ -109,6 +109,7 @@ struct SimulateCommand: ParsableCommand {
         } catch {
             trap.release()
             progress?.finish()
+            if case .unknownResolver = error { throw fail("--resolver \(request.resolver ?? ""): \(error)", Exit.badInput) }
             throw fail("\(error)", Exit.badInput)
         }
         trap.release()
@@ -152,7 +153,7 @@ struct SimulateCommand: ParsableCommand {
             let hash = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
             source = .fates(trace, file: file, sha256: hash)
         case let (nil, .some(spec)):
-            do { source = .model(try LossModel.parse(spec)) } catch { throw fail("\(error)", Exit.badInput) }
+            do { source = .model(try LossModel.parse(spec)) } catch { throw fail("--model \(spec): \(error)", Exit.badInput) }
         }
         return try finishRequest(SimulationRequest(source: source))
     }
@@ -191,7 +192,7 @@ struct SimulateCommand: ParsableCommand {
             throw fail("--direction must be download, upload or both", Exit.badInput)
         }
         request.direction = d
-        do { request.traffic = try TrafficPattern.parse(traffic) } catch { throw fail("\(error)", Exit.badInput) }
+        do { request.traffic = try TrafficPattern.parse(traffic) } catch { throw fail("--traffic \(traffic): \(error)", Exit.badInput) }
         request.resolver = resolver
         if let opportunities, !(1...1_000_000_000).contains(opportunities) {
             throw fail("--opportunities must be 1...1000000000", Exit.badInput)

@@ -63,12 +63,12 @@ import Testing
     }
 
     @Test func badInputGivesOneClearReason() throws {
-        #expect(throws: SimulationError.self) { try LossModel.parse("bernoulli:p=1.5") }
-        #expect(throws: SimulationError.self) { try LossModel.parse("ge:p=0.1,r=-0.1,h=0") }
-        #expect(throws: SimulationError.self) { try LossModel.parse("ge:p=0.1") }
-        #expect(throws: SimulationError.self) { try LossModel.parse("gauss:p=0.1") }
-        #expect(throws: SimulationError.self) { try TrafficPattern.parse("cbr") }
-        #expect(throws: SimulationError.self) { try TrafficPattern.parse("bulk:speed=3") }
+        #expect(throws: TextFormError.self) { try LossModel.parse("bernoulli:p=1.5") }
+        #expect(throws: TextFormError.self) { try LossModel.parse("ge:p=0.1,r=-0.1,h=0") }
+        #expect(throws: TextFormError.self) { try LossModel.parse("ge:p=0.1") }
+        #expect(throws: TextFormError.self) { try LossModel.parse("gauss:p=0.1") }
+        #expect(throws: TextFormError.self) { try TrafficPattern.parse("cbr") }
+        #expect(throws: TextFormError.self) { try TrafficPattern.parse("bulk:speed=3") }
         #expect(try LossModel.parse("ge:p=0.01,r=0.25,h=0.5").meanLoss == 0.01 / 0.26 * 0.5)
         var request = SimulationRequest(source: .fates(Self.trace(), file: "f", sha256: "x"))
         request.direction = .upload
