@@ -39,13 +39,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // What every layer shares: the seeded generator, the Wilson interval, Gilbert-Elliott parameters
-        // and their text form, the report time format.
-        .target(name: "Base", swiftSettings: strict),
+        // and their text form, the report time format, program lookup and the raw system calls (swift-system).
+        .target(name: "Base", dependencies: [.product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // The per-packet fates interchange format (docs/FATES.md) that path, trace, impair and simulate share.
         .target(name: "Fates", swiftSettings: strict),
         // RFC 1035 / RFC 6891 message codec, label payload codecs, QNAME capacity arithmetic.
@@ -127,6 +128,7 @@ let package = Package(
             dependencies: [
                 "Base", "DNSWire",
                 .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -1,3 +1,4 @@
+import Base
 import Foundation
 
 /// The `--log` file: JSON lines (`docs/IMPAIR.md`). A header line, one line per datagram and
@@ -112,15 +113,8 @@ public final class ImpairmentLog {
 
     /// Writes all of `bytes` and empties it (keeping its capacity).
     private static func write(_ fd: Int32, _ bytes: inout [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                break  // disk full or similar: the summary on stderr still reports the counts
-            }
-            offset += n
-        }
+        // Disk full or similar: the summary on stderr still reports the counts.
+        try? SystemCall.writeAll(fd, bytes)
         bytes.removeAll(keepingCapacity: true)
     }
 

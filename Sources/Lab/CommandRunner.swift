@@ -1,3 +1,4 @@
+import SystemPackage
 import Logging
 import Subprocess
 
@@ -79,6 +80,30 @@ enum CommandRunner {
                 input: .currentStandardInput,
                 output: .currentStandardOutput,
                 error: .currentStandardError
+            )
+            return exitCode(result.terminationStatus)
+        } catch {
+            throw LabError(.commandFailed, "cannot run \(display(argv)): \(error)")
+        }
+    }
+
+    /// Runs `argv` with stdin from /dev/null and stdout and stderr appended to the file `log`
+    /// (created when missing); returns its status.
+    static func runLogging(_ argv: [String], to log: String) async throws(LabError) -> Int32 {
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(FilePath(log), .writeOnly, options: [.create, .append, .closeOnExec],
+                                           permissions: [.ownerReadWrite, .groupRead, .otherRead])
+        } catch {
+            throw LabError(.commandFailed, "cannot open \(log): \(error)")
+        }
+        defer { try? file.close() }
+        do {
+            let result = try await Subprocess.run(
+                .path(.init(argv[0])),
+                arguments: Arguments(Array(argv.dropFirst())),
+                output: .fileDescriptor(file, closeAfterSpawningProcess: false),
+                error: .fileDescriptor(file, closeAfterSpawningProcess: false)
             )
             return exitCode(result.terminationStatus)
         } catch {

@@ -359,6 +359,20 @@ public enum Lab {
         return try await CommandRunner.runInheritingStandardIO([tools.ip, "netns", "exec", topology.namespace(.client)] + command)
     }
 
+    /// Runs `command` in the client namespace with its output appended to the file `log`; returns its
+    /// exit status (128 + N when killed by signal N).
+    public static func exec(
+        name: String,
+        stateRoot: String = LabConfig.defaultStateRoot,
+        command: [String],
+        log: String
+    ) async throws(LabError) -> Int32 {
+        try LabConfig.validate(name: name)
+        guard !command.isEmpty else { throw LabError(.invalidConfig, "no command to run in lab \(name)") }
+        let tools = try Tools.locate(needUnbound: false)
+        return try await CommandRunner.runLogging([tools.ip, "netns", "exec", LabTopology(name: name).namespace(.client)] + command, to: log)
+    }
+
     /// `["ip", "netns", "exec", <namespace>] + command`, for callers that spawn processes
     /// themselves.
     public static func namespaceCommand(name: String, role: Role, command: [String]) -> [String] {

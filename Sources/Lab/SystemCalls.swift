@@ -1,3 +1,4 @@
+import Base
 import Foundation
 import Glibc
 
@@ -27,20 +28,7 @@ enum SystemCalls {
         return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
-    static func readText(_ path: String, limit: Int = 1 << 20) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16384)
-        while bytes.count < limit {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { break }
-            bytes.append(contentsOf: chunk[0..<n])
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    static func readText(_ path: String, limit: Int = 1 << 20) -> String? { SystemCall.readText(path, limit: limit) }
 
     /// Writes through a temporary file and `rename` so readers never see half a file; the file
     /// is created with `mode` from the start (the key must never be readable by others).
@@ -49,17 +37,12 @@ enum SystemCalls {
         unlink(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw LabError(.commandFailed, "cannot create \(temporary): \(errnoText())") }
-        var bytes = Array(contents.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else {
-                let reason = errnoText()
-                close(fd)
-                unlink(temporary)
-                throw LabError(.commandFailed, "cannot write \(temporary): \(reason)")
-            }
-            bytes = bytes.dropFirst(n)
+        do {
+            try SystemCall.writeAll(fd, contents.utf8)
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw LabError(.commandFailed, "cannot write \(temporary): \(error)")
         }
         fchmod(fd, mode)
         close(fd)
@@ -97,27 +80,11 @@ enum SystemCalls {
     }
 
     /// The parts of /proc/PID/stat the lab needs; `nil` when there is no such process.
-    struct ProcessSnapshot: Hashable {
-        /// R, S, D, Z, X, ... (proc(5)).
-        var state: Character
-        /// Clock ticks after boot; with the pid it names one process across pid reuse.
-        var startTime: UInt64
-        var isAlive: Bool { state != "Z" && state != "X" && state != "x" }
-    }
+    typealias ProcessSnapshot = ProcessStat
 
-    static func process(_ pid: Int32) -> ProcessSnapshot? {
-        guard pid > 0, let text = readText("/proc/\(pid)/stat", limit: 4096) else { return nil }
-        return parseProcessStat(text)
-    }
+    static func process(_ pid: Int32) -> ProcessStat? { ProcessStat.of(pid) }
 
-    /// The command name in field 2 may hold spaces and parentheses: fields are counted after
-    /// the last `)`. Field 3 is the state and field 22 the start time.
-    static func parseProcessStat(_ text: String) -> ProcessSnapshot? {
-        guard let close = text.lastIndex(of: ")") else { return nil }
-        let fields = text[text.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
-        guard fields.count >= 20, let state = fields[0].first, let start = UInt64(fields[19]) else { return nil }
-        return ProcessSnapshot(state: state, startTime: start)
-    }
+    static func parseProcessStat(_ text: String) -> ProcessStat? { ProcessStat.parse(text) }
 
     /// The network namespace a process lives in.
     static func networkNamespace(of pid: Int32) -> FileIdentity? { identity("/proc/\(pid)/ns/net") }

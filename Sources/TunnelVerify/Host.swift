@@ -95,10 +95,8 @@ enum Host {
 
     /// The start time of a live process (field 22 of /proc/PID/stat), `nil` when it is gone or a zombie.
     static func startTime(of pid: Int32) -> UInt64? {
-        guard pid > 1, let text = readText("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count >= 20, let state = fields[0].first, state != "Z", state != "X" else { return nil }
-        return UInt64(fields[19])
+        guard pid > 1, let stat = ProcessStat.of(pid), stat.isAlive else { return nil }
+        return stat.startTime
     }
 
     /// The inode that names a namespace (of a mount point or a /proc/PID/ns link).

@@ -81,7 +81,7 @@ extension LabCommand {
             do { try plan.writeProfile() } catch { printErr("tunnelprobe: warning: cannot write the verify profile: \(error)") }
             for stage in plan.stages {
                 say("\(stage.kind.rawValue): \(stage.summary) ...")
-                let result = run(stage, in: lab)
+                let result = await run(stage, in: lab)
                 stages.append(result)
                 say("\(stage.kind.rawValue): \(result.status)\(result.note.map { " (\($0))" } ?? "") in \(HTML.number(result.seconds, decimals: 1)) s")
             }
@@ -111,24 +111,16 @@ extension LabCommand {
         }
 
         /// Runs one stage in the client namespace; its output goes to logs/<stage>.log.
-        private func run(_ stage: DemoPlan.Stage, in lab: LabStatus) -> RunManifest.Stage {
+        private func run(_ stage: DemoPlan.Stage, in lab: LabStatus) async -> RunManifest.Stage {
             let log = "\(stage.directory)/logs/\(stage.kind.rawValue).log"
-            FileManager.default.createFile(atPath: log, contents: nil)
-            let process = Process()
-            let argv = Lab.namespaceCommand(name: lab.name, role: .client, command: stage.arguments)
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = argv
-            let handle = FileHandle(forWritingAtPath: log)
-            process.standardOutput = handle
-            process.standardError = handle
             let start = Date()
-            do { try process.run() } catch {
+            let code: Int32
+            do {
+                code = try await Lab.exec(name: lab.name, command: stage.arguments, log: log)
+            } catch {
                 return .init(kind: stage.kind, file: stage.kind.fileName, status: "error", note: "cannot start: \(error)", seconds: 0)
             }
-            process.waitUntilExit()
-            try? handle?.close()
             let seconds = Date().timeIntervalSince(start)
-            let code = process.terminationStatus
             // The stage's own error line when it wrote one, else its last line: a failed stage is
             // never reported with an exit status alone when its log says more.
             let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
