@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "TraceAnalysis",
             dependencies: [
-                "Base", "Capture", "Reports", "Fates",
+                "Base", "Capture", "Fates",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -121,7 +121,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // Versioned report documents, their Markdown and HTML renderings and engine exports.
-        .target(name: "Reports", dependencies: ["Base", "PathMetrics", "Fates", "LinkSim", "FEC"], swiftSettings: strict),
+        .target(name: "Reports", dependencies: ["Base", "PathMetrics", "Fates", "LinkSim", "FEC", "TraceAnalysis"], swiftSettings: strict),
         // The namespace testbed: client, resolver (real unbound), server, tunnel servers, impairment relay.
         .target(
             name: "Lab",
@@ -163,7 +163,7 @@ let package = Package(
         .testTarget(name: "LinkSimTests", dependencies: ["TestSupport", "LinkSim", "FEC", "Reports", "Base", "Fates"]),
         .testTarget(name: "ImpairmentTests", dependencies: ["Impairment", "DNSWire", "Base", "Fates", "ProbeClient"] + nio),
         .testTarget(name: "TunnelVerifyTests", dependencies: ["TestSupport", "TunnelVerify", "Lab", "Reports"], exclude: ["Golden"]),
-        .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "Reports", "PathMetrics", "Base"], exclude: ["Golden"]),
+        .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "Reports", "PathMetrics", "Base", "TraceAnalysis"], exclude: ["Golden"]),
         .testTarget(
             name: "LabTests",
             dependencies: ["TestSupport", "Lab", "ProbeClient", "ProbeProtocol", "Reports", "PathMetrics", "DNSWire", "Impairment", "Base", "Fates"]

@@ -1,3 +1,4 @@
+import TraceAnalysis
 public import Foundation
 
 /// The report kinds a run directory can hold, each `<kind>.json` with schema `tunnelprobe.<kind>/1`.

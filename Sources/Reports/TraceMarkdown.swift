@@ -1,3 +1,4 @@
+import TraceAnalysis
 import Foundation
 
 extension TraceReport {

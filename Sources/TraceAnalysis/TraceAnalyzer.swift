@@ -3,7 +3,6 @@ import DequeModule
 import Foundation
 import Histogram
 public import Fates
-public import Reports
 
 /// Matches DNS queries with their responses in captures and aggregates per resolver, per tunnel domain
 /// and per record type (docs/TRACE.md): `TraceFrontEnd` turns packets into DNS message events,
@@ -30,7 +29,7 @@ public struct TraceAnalyzer {
 
     /// Reads one capture file to its end. A read error (cut or corrupt record) is returned in the file
     /// summary after every record before it has been analysed; opening errors are thrown.
-    public mutating func read(path: String, stop: () -> Bool = { false }) throws(CaptureError) -> TraceReport.File {
+    public mutating func read(path: String, stop: () -> Bool = { false }) throws(CaptureError) -> TraceFile {
         let reader = try CaptureFileReader(path: path, filter: options.filter)
         // Reading, decoding and the front end on a second thread, matching on this one (TracePipeline).
         let pipeline = TracePipeline(reader: reader, front: front)
@@ -41,7 +40,7 @@ public struct TraceAnalyzer {
         records += reader.records
         decodedPackets += decoder.decoded
         undecoded.add(decoder.undecoded)
-        return TraceReport.File(path: path, format: reader.format, linkType: reader.linkType.description,
+        return TraceFile(path: path, format: reader.format, linkType: reader.linkType.description,
                                 records: reader.records, error: failure?.reason, errorOffset: failure?.offset)
     }
 
@@ -68,11 +67,11 @@ public struct TraceAnalyzer {
     /// The memory the matcher holds right now (transactions pending, recently answered, recently lost).
     public var openTransactions: Int { matcher.openTransactions }
 
-    public func report(run: RunInfo, files: [TraceReport.File]) -> TraceReport {
+    public func result(files: [TraceFile]) -> TraceResult {
         var undecodedAll = undecoded.byReason
         for (reason, count) in front.dnsUndecoded { undecodedAll[reason, default: 0] += count }
         undecodedAll["tcpSegmentsSkipped"] = nil
-        let packets = TraceReport.Packets(total: records, decoded: decodedPackets, undecoded: undecodedAll,
+        let packets = TracePackets(total: records, decoded: decodedPackets, undecoded: undecodedAll,
                                           dns: front.dnsMessages, notDNS: front.notDNS, tcpSegmentsSkipped: front.streams.skipped)
         var total = TraceMetrics()
         var resolvers: [TraceStats] = []
@@ -94,14 +93,14 @@ public struct TraceAnalyzer {
             resolvers.append(stats)
         }
         let domainList = domains.names.indices.map { d in
-            TraceReport.Domain(domain: domains.names[d], queries: domainQueries[d].all,
+            TraceDomain(domain: domains.names[d], queries: domainQueries[d].all,
                                kind: TraceStatsBuilder.kind(isTunnel: domains.isTunnel[d], queries: domainQueries[d].all,
                                                            nullQueries: domainQueries[d].null, txtQueries: domainQueries[d].txt))
         }
-        let settings = TraceReport.Settings(
+        let settings = TraceSettings(
             tmaxMs: Double(options.tmaxNanos) / 1e6, lateWindowMs: Double(options.lateWindowNanos) / 1e6,
             filter: options.filter, dnsPorts: options.dnsPorts.sorted().map(Int.init), encodedLabelMin: options.encodedLabelMin)
-        return TraceReport(run: run, settings: settings, files: files, packets: packets, totals: TraceStatsBuilder.stats(total),
+        return TraceResult(settings: settings, files: files, packets: packets, totals: TraceStatsBuilder.stats(total),
                            resolvers: resolvers, domains: domainList)
     }
 

@@ -1,7 +1,6 @@
 import Base
 import Foundation
 import Histogram
-import Reports
 
 /// Turns the internal aggregates into report values, with the definitions cited where each is computed.
 enum TraceStatsBuilder {

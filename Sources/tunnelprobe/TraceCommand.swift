@@ -99,7 +99,7 @@ struct TraceCommand: ParsableCommand {
         let run = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: vantage ?? hostName(),
                           seed: 0, startedAt: ReportWriter.timestamp(started), finishedAt: ReportWriter.timestamp(finished),
                           complete: signal == nil && readError == nil, interruption: signal ?? readError)
-        let document = analyzer.report(run: run, files: summaries)
+        let document = TraceReport(analyzer.result(files: summaries), run: run)
         let directory = out ?? "reports/\(runID)"
         var outputs = [("trace.json", try ReportWriter.json(document)), ("trace.md", document.markdown())]
         if let exportFates {

@@ -16,7 +16,7 @@ import Testing
         var analyzer = TraceAnalyzer(options: options)
         let file = try analyzer.read(path: path)
         analyzer.finish()
-        return (analyzer, analyzer.report(run: Self.run, files: [file]))
+        return (analyzer, TraceReport(analyzer.result(files: [file]), run: Self.run))
     }
 
     @Test func answeredLostLateDuplicateAndRetransmitted() throws {
@@ -193,7 +193,7 @@ import Testing
         analyzer.finish()
         // Only the last Tmax (5 s x 1000/s) of answered transactions is kept for duplicate detection.
         #expect(peak <= 5_100)
-        let report = analyzer.report(run: Self.run, files: [])
+        let report = TraceReport(analyzer.result(files: []), run: Self.run)
         #expect(report.totals.answered == 50_000)
     }
 }

@@ -77,7 +77,7 @@ import Testing
         }
         direct.finish()
         #expect(file.records == c.frames.count)
-        return (piped.report(run: Self.run, files: [file]), direct.report(run: Self.run, files: [file]))
+        return (TraceReport(piped.result(files: [file]), run: Self.run), TraceReport(direct.result(files: [file]), run: Self.run))
     }
 
     static func comparable(_ r: TraceReport) throws -> String {
