@@ -1,5 +1,5 @@
-public import Base
-public import FEC
+import Base
+import FEC
 public import LinkSim
 
 extension SimulateReport {

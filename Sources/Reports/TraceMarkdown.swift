@@ -4,6 +4,7 @@ import Foundation
 extension TraceReport {
     /// trace.md: what the capture shows per resolver, for people.
     public func markdown() -> String {
+        let (settings, files, packets, totals, resolvers, domains) = (result.settings, result.files, result.packets, result.totals, result.resolvers, result.domains)
         var s = "# DNS trace \(run.id)\n\n"
         if !run.complete { s += "**Incomplete:** \(run.interruption ?? "interrupted"); what was read before is below.\n\n" }
         s += "Files: " + files.map { f in
@@ -45,6 +46,7 @@ extension TraceReport {
     }
 
     public func summaryLine(directory: String) -> String {
+        let (packets, totals, resolvers) = (result.packets, result.totals, result.resolvers)
         var s: String
         if totals.queries == 0 {
             s = "\(packets.total) packets, no DNS queries"

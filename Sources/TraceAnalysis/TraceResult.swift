@@ -1,6 +1,6 @@
 /// What `trace` found in one or more captures: the settings it ran with, the files, packet counts,
 /// and transaction metrics per resolver and in total. Reports turns it into `trace.json`.
-public struct TraceResult: Sendable, Hashable {
+public struct TraceResult: Codable, Sendable, Hashable {
     public var settings: TraceSettings
     public var files: [TraceFile]
     public var packets: TracePackets
@@ -10,6 +10,16 @@ public struct TraceResult: Sendable, Hashable {
     public var resolvers: [TraceStats]
     /// Domains seen, with the engine their traffic looks like.
     public var domains: [TraceDomain]
+
+    public init(settings: TraceSettings, files: [TraceFile], packets: TracePackets, totals: TraceStats, resolvers: [TraceStats],
+                domains: [TraceDomain]) {
+        self.settings = settings
+        self.files = files
+        self.packets = packets
+        self.totals = totals
+        self.resolvers = resolvers
+        self.domains = domains
+    }
 }
 
 /// The options a trace ran with.

@@ -164,7 +164,7 @@ struct SimulateCommand: ParsableCommand {
         options.tmaxNanos = Int64(pcapTmax * 1e9)
         options.recordFates = true
         var analyzer = TraceAnalyzer(options: options)
-        let file: TraceReport.File
+        let file: TraceFile
         do { file = try analyzer.read(path: path, stop: { false }) } catch { throw fail("\(error)", Exit.badInput) }
         if let reason = file.error {
             throw fail("\(path): \(reason)" + (file.errorOffset.map { " (at byte offset \($0))" } ?? ""), Exit.badInput)

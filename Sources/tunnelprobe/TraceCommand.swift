@@ -71,11 +71,11 @@ struct TraceCommand: ParsableCommand {
 
         let interruption = Interruption()
         let trap = interruption.trap()
-        var summaries: [TraceReport.File] = []
+        var summaries: [TraceFile] = []
         var readError: String?
         let progress = common.showsProgress ? ElapsedLine("trace", plannedSeconds: nil) : nil
         for path in files {
-            let summary: TraceReport.File
+            let summary: TraceFile
             do {
                 summary = try analyzer.read(path: path, stop: { interruption.happened })
             } catch {

@@ -15,12 +15,13 @@ import TestSupport
                                truncated: 0, rcodes: ["NOERROR": 3902], querySizes: [.init(fromBytes: 64, toBytes: 128, count: 4000)],
                                responseSizes: [.init(fromBytes: 256, toBytes: 512, count: 3902)])
         return TraceReport(
+            TraceResult(
+                settings: .init(tmaxMs: 2000, lateWindowMs: 60000, filter: nil, dnsPorts: [53], encodedLabelMin: 16),
+                files: [.init(path: "path.pcap", format: "pcap", linkType: "LINUX_SLL2", records: 7904)],
+                packets: .init(total: 7904, decoded: 7904, undecoded: [:], dns: 7904, notDNS: 0, tcpSegmentsSkipped: 0),
+                totals: stats, resolvers: [stats], domains: [.init(domain: "vpn.lab.test", queries: 4000, kind: "txt-tunnel")]),
             run: RunInfo(id: "20261121-000000-trace-1", version: "0.1.0", commandLine: ["tunnelprobe", "trace"], vantage: "lab",
-                         seed: 0, startedAt: "2026-11-21T00:00:00Z"),
-            settings: .init(tmaxMs: 2000, lateWindowMs: 60000, filter: nil, dnsPorts: [53], encodedLabelMin: 16),
-            files: [.init(path: "path.pcap", format: "pcap", linkType: "LINUX_SLL2", records: 7904)],
-            packets: .init(total: 7904, decoded: 7904, undecoded: [:], dns: 7904, notDNS: 0, tcpSegmentsSkipped: 0),
-            totals: stats, resolvers: [stats], domains: [.init(domain: "vpn.lab.test", queries: 4000, kind: "txt-tunnel")])
+                         seed: 0, startedAt: "2026-11-21T00:00:00Z"))
     }
 
     static func writeAll(to dir: String) throws {

@@ -2,6 +2,7 @@ import TraceAnalysis
 extension TraceReport {
     /// The capture-analysis section: packets decoded, per resolver answered/lost/late, RTT, sizes.
     public func htmlSection() -> String {
+        let (files, packets, totals, resolvers, domains) = (result.files, result.packets, result.totals, result.resolvers, result.domains)
         var s = "<section id=\"trace\"><h2>Capture analysis</h2>"
         if !run.complete {
             s += "<p class=\"notice\"><b>Incomplete</b> (\(HTML.escape(run.interruption ?? "stopped"))): the analysis covers what was read before it.</p>"
