@@ -282,6 +282,9 @@ public final class PathStream: @unchecked Sendable {
             kept = records.filter { $0.sentNanos + tmax <= end }
             excluded = records.count - kept.count
         }
+        // No authenticated reply in the whole run (however short, drains included): the responder is
+        // absent (not running, or another key), which no loss figure can describe.
+        if !interrupted, !anyReply, !records.isEmpty { absent = true }
         promise.succeed(PathStreamResult(
             resolver: resolver, stream: streamID, records: kept, wire: Array(wire.prefix(kept.count)),
             drainsSent: drainsSent, drainsAnswered: drainsAnswered, unmatched: unmatched,

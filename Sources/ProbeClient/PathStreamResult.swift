@@ -25,7 +25,7 @@ public struct PathStreamResult: Sendable {
     /// copy, drain answers, strays): what a capture of the stream counts.
     public var datagramsSent: Int
     public var datagramsReceived: Int
-    /// True when no authenticated reply arrived within `absentAfter`.
+    /// True when no authenticated reply arrived within `absentAfter`, or in the whole run when it was shorter.
     public var responderAbsent: Bool
     /// Probes sent but left out of `records` because the run was interrupted before their Tmax ran out.
     public var inFlightExcluded: Int

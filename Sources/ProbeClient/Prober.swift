@@ -1,6 +1,7 @@
 public import DNSWire
 public import NIOCore
 public import ProbeProtocol
+public import Reports
 
 /// Why one probe failed, as the scan report names it.
 public enum ProbeFailure: String, Codable, Sendable, CaseIterable {
@@ -22,6 +23,9 @@ public enum ProbeFailure: String, Codable, Sendable, CaseIterable {
     case noAnswer
     case malformed
     case sendFailed
+    /// The answer is larger than the EDNS size the resolver advertises upstream, and the responder
+    /// honours that size (`serve --edns honor`): over UDP it would go out truncated.
+    case upstreamEDNS
 
     /// Failures worth another attempt at the same size: they say nothing about a size limit.
     public var isTransient: Bool { self == .timeout || self == .servfail || self == .sendFailed }
@@ -42,6 +46,15 @@ public enum ProbeFailure: String, Codable, Sendable, CaseIterable {
         case .noAnswer: "no probe records in the answer"
         case .malformed: "malformed response"
         case .sendFailed: "send failed"
+        case .upstreamEDNS: "above the EDNS size the resolver advertises upstream"
+        }
+    }
+
+    /// How a size search names this failure when it bounds the search.
+    public var sizeLimit: SizeLimit {
+        switch self {
+        case .tc: .resolverLimit
+        default: SizeLimit(rawValue: rawValue) ?? .unknown
         }
     }
 }
@@ -53,6 +66,11 @@ public struct ProbeOutcome: Sendable {
     /// Size of the response datagram as it arrived.
     public var responseSize: Int?
     public var caseChanged = false
+    /// What the responder saw of the query (echo and upload replies of current responders).
+    public var observed: ProbeReply.Observed?
+    /// The SERVFAIL carried Extended DNS Error 13, "Cached Error" (RFC 8914 4.14): the resolver
+    /// answered from its cache of an earlier failure, not from this query.
+    public var cachedError = false
     public var ok: Bool { failure == nil }
 
     public init(failure: ProbeFailure? = nil, detail: String? = nil, rttNanos: UInt64? = nil, responseSize: Int? = nil) {
@@ -129,7 +147,12 @@ public struct Prober: Sendable {
             if response.header.truncated { outcome.failure = .tc; return (response, outcome) }
             switch response.rcode {
             case .noError: break
-            case .servFail: outcome.failure = .servfail
+            case .servFail:
+                outcome.failure = .servfail
+                outcome.cachedError = response.edns?.options.contains { option in
+                    // RFC 8914 2: INFO-CODE is the option's first two bytes; 13 is "Cached Error".
+                    option.code == 15 && option.data.count >= 2 && option.data[0] == 0 && option.data[1] == 13
+                } ?? false
             case .refused: outcome.failure = .refused
             case .formErr: outcome.failure = .formerr
             case .nxDomain: outcome.failure = .nxdomain
@@ -203,6 +226,7 @@ public struct Prober: Sendable {
             outcome.detail = error.reason
             return outcome
         }
+        outcome.observed = reply.observed
         if reply.receivedCharacters != sent.count {
             outcome.failure = .wrongSize
             outcome.detail = "\(reply.receivedCharacters) of \(sent.count) characters arrived"
@@ -219,7 +243,7 @@ public struct Prober: Sendable {
 
     static func replyBytes(_ response: DNSMessage, name: DNSName) -> [UInt8]? {
         for rr in response.answers where rr.name.equalsIgnoringCase(name) {
-            if case .txt(let strings) = rr.rdata, strings.count == 1, strings[0].count == ProbeReply.byteCount {
+            if case .txt(let strings) = rr.rdata, strings.count == 1, ProbeReply.byteCounts.contains(strings[0].count) {
                 return strings[0]
             }
         }
@@ -228,14 +252,26 @@ public struct Prober: Sendable {
 
     /// A download probe: asks for exactly `bytes` payload bytes in `type`, with a query name of
     /// `queryCharacters` payload characters (a tunnel's responses echo its full-size queries).
+    ///
+    /// `upstream`, what the responder saw of an earlier probe of this pair: when the responder honours
+    /// the EDNS size the resolver advertised upstream, an answer larger than that size would go out
+    /// truncated over UDP (a tunnel server's only transport) and reach the client only because the
+    /// resolver retried over TCP. Such a size fails as `upstreamEDNS` without being sent: the
+    /// client builds the responder's answer itself (same codec, same records) to know its size.
     public func download(_ resolver: ResolverAddress, zone: DNSName, bytes count: Int, type: DNSType,
-                         queryCharacters: Int = ProbeMeta.characterCount) async -> ProbeOutcome {
+                         queryCharacters: Int = ProbeMeta.characterCount,
+                         upstream: ProbeReply.Observed? = nil) async -> ProbeOutcome {
         let nonce = Self.nonce()
         let meta = ProbeMeta.download(nonce: nonce, bytes: count, type: type, encoding: encoding,
                                       totalCharacters: max(ProbeMeta.characterCount, queryCharacters))
         guard let name = try? ProbeName.build(meta: meta, zone: zone, key: key),
               let bytes = try? message(name: name, type: type) else {
             return .fail(.sendFailed, "cannot build the download probe")
+        }
+        if let upstream, upstream.honorsEDNS,
+           let size = Self.responderAnswerSize(name: name, type: type, zone: zone, payload: count, key: key, nonce: nonce),
+           size > upstream.udpLimit {
+            return .fail(.upstreamEDNS, "the responder's answer of \(size) bytes is above the \(upstream.udpLimit) bytes the resolver advertises upstream")
         }
         let q = DNSQuestion(name: name, type: type)
         let (response, outcome) = await exchange(bytes, resolver: resolver, question: q)
@@ -263,6 +299,21 @@ public struct Prober: Sendable {
             result.detail = error.reason
         }
         return result
+    }
+}
+
+extension Prober {
+    /// The size of the answer the responder sends for a download probe (with its own OPT record, as
+    /// the resolver's query carries one), built with the responder's codec and records.
+    static func responderAnswerSize(name: DNSName, type: DNSType, zone: DNSName, payload count: Int, key: ProbeKey,
+                                    nonce: [UInt8]) -> Int? {
+        let payload = DownloadLayout.payload(key: key, nonce: nonce, count: count)
+        guard let records = try? DownloadLayout.records(payload: payload, type: type, owner: name, zone: zone) else { return nil }
+        var header = DNSHeader(id: 0)
+        header.isResponse = true
+        let message = DNSMessage(header: header, questions: [DNSQuestion(name: name, type: type)], answers: records,
+                                 edns: EDNS(udpPayloadSize: 4096))
+        return try? message.serialized().count
     }
 }
 

@@ -46,7 +46,8 @@ public final class QueryEngine: Sendable {
 
     private func socket(for v6: Bool) async throws -> Socket {
         let slot = v6 ? self.v6 : self.v4
-        if let existing = slot.withLockedValue({ $0 }) { return existing }
+        // A socket that a send error closed (NIO closes a datagram channel on some errors) is replaced.
+        if let existing = slot.withLockedValue({ $0 }), existing.channel.isActive { return existing }
         let dispatcher = Dispatcher(seed: seed ^ (v6 ? 0x9E37_79B9_7F4A_7C15 : 0), counters: counters)
         let channel = try await DatagramBootstrap(group: group)
             .channelOption(.socketOption(.so_rcvbuf), value: 4 << 20)
@@ -60,7 +61,7 @@ public final class QueryEngine: Sendable {
             }
             .bind(host: v6 ? "::" : "0.0.0.0", port: 0).get()
         return slot.withLockedValue { current in
-            if let current { channel.close(promise: nil); return current }
+            if let current, current.channel.isActive { channel.close(promise: nil); return current }
             let socket = Socket(channel: channel, dispatcher: dispatcher)
             current = socket
             return socket
@@ -110,6 +111,12 @@ public final class QueryEngine: Sendable {
 }
 
 extension SocketAddress {
+    /// "192.0.2.1:53" or "[2001:db8::1]:53".
+    var describedHost: String {
+        let host = ipAddress ?? "?"
+        return isV6 ? "[\(host)]:\(port ?? 0)" : "\(host):\(port ?? 0)"
+    }
+
     var isV6: Bool {
         if case .v6 = self { return true }
         return false
@@ -189,7 +196,25 @@ final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
         let open = pending
         pending.removeAll()
         expiries.removeAll()
-        for entry in open.values { entry.completion(.sendFailed("channel closed")) }
+        let why = lastSendError.map { "the socket closed after a send error: \($0)" } ?? "the socket closed"
+        for entry in open.values { entry.completion(.sendFailed(why)) }
+    }
+
+    /// The last send error, in words a user can act on.
+    private var lastSendError: String?
+
+    /// "network unreachable (no route to [2001:db8::1]:53 from this host)" rather than NIO's call name.
+    static func describe(_ error: any Error, to address: SocketAddress) -> String {
+        if let io = error as? IOError {
+            switch io.errnoCode {
+            case 101: return "network unreachable: this host has no route to \(address.describedHost)\(address.isV6 ? " (no IPv6 connectivity?)" : "")"
+            case 113: return "host unreachable: \(address.describedHost)"
+            case 97: return "address family not supported: this host has no \(address.isV6 ? "IPv6" : "IPv4") stack"
+            case 1, 13: return "sending to \(address.describedHost) is not permitted (a firewall rule?)"
+            default: return "\(io)"
+            }
+        }
+        return "\(error)"
     }
 
     /// Sends one query; runs on the event loop.
@@ -221,8 +246,10 @@ final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
         // A strong capture: the promise completes within the flush, and a weak reference would cost
         // a side-table allocation per query.
         writePromise.futureResult.whenFailure { [self] error in
+            let why = Self.describe(error, to: chosen.address)
+            lastSendError = why
             guard let entry = pending.removeValue(forKey: chosen) else { return }
-            entry.completion(.sendFailed("\(error)"))
+            entry.completion(.sendFailed(why))
         }
         context.write(wrapOutboundOut(envelope), promise: writePromise)
         scheduleFlush(context)

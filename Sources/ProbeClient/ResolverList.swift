@@ -69,20 +69,41 @@ public struct ResolverList: Sendable {
 
     /// Adds the entries of a list file's text; `source` names the file in issues.
     public mutating func add(text: String, source: String, defaultPort: Int = 53, cidrCap: Int = defaultCIDRCap) {
+        add(bytes: Array(text.utf8), source: source, defaultPort: defaultPort, cidrCap: cidrCap)
+    }
+
+    /// Adds the entries of a list file's bytes, split into lines at LF bytes (a CR before it, a
+    /// UTF-8 byte-order mark at the start are dropped), each line decoded on its own: bytes that
+    /// are not UTF-8 (a Latin-1 comment, say) harm only the line that holds them, and only when they
+    /// are in its entry rather than its comment.
+    public mutating func add(bytes: [UInt8], source: String, defaultPort: Int = 53, cidrCap: Int = defaultCIDRCap) {
         var number = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        while start <= bytes.count {
+            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
             number += 1
-            var line = Substring(raw)
-            if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
-            let entry = line.trimmingCharacters(in: " \t\r")
-            guard !entry.isEmpty else { continue }
-            do {
-                let (addresses, warning) = try Self.parse(entry: entry, defaultPort: defaultPort, cidrCap: cidrCap)
-                addresses.forEach { add($0) }
-                if let warning { issues.append(Issue(source: source, line: number, text: entry, reason: warning)) }
-            } catch {
-                issues.append(Issue(source: source, line: number, text: entry, reason: error.reason))
-            }
+            var line = bytes[start..<end]
+            if line.last == 0x0D { line = line.dropLast() }
+            if let hash = line.firstIndex(of: UInt8(ascii: "#")) { line = line[..<hash] }
+            addLine(line, number: number, source: source, defaultPort: defaultPort, cidrCap: cidrCap)
+            start = end + 1
+        }
+    }
+
+    private mutating func addLine(_ line: ArraySlice<UInt8>, number: Int, source: String, defaultPort: Int, cidrCap: Int) {
+        let raw = String(decoding: line, as: UTF8.self)
+        let entry = raw[...].trimmingCharacters(in: " \t\r")
+        guard !entry.isEmpty else { return }
+        guard String(validating: line, as: UTF8.self) != nil else {
+            issues.append(Issue(source: source, line: number, text: entry, reason: "not UTF-8 text (a byte outside UTF-8 in the entry)"))
+            return
+        }
+        do {
+            let (addresses, warning) = try Self.parse(entry: entry, defaultPort: defaultPort, cidrCap: cidrCap)
+            addresses.forEach { add($0) }
+            if let warning { issues.append(Issue(source: source, line: number, text: entry, reason: warning)) }
+        } catch {
+            issues.append(Issue(source: source, line: number, text: entry, reason: error.reason))
         }
     }
 

@@ -22,6 +22,17 @@ public struct ScanConfiguration: Sendable {
     public var downloadBytes: ClosedRange<Int> = 20...4096
     public var frameOverhead = 0
     public var seed: UInt64 = 0
+    /// Accepted pairs whose confirmation loss ratio is above this are flagged and left out of the
+    /// exports and the synced MTU (`--max-loss`).
+    public var maxLoss = ScanConfiguration.defaultMaxLoss
+    /// How long a resolver that answers SERVFAIL from its cache of an earlier failure is waited
+    /// out before its SERVFAIL is believed.
+    public var cachedFailureWait: TimeAmount = .seconds(3)
+
+    /// 20 %: with the default 3 confirmation probes per direction (6 in all) one lost probe
+    /// (16.7 %) passes and two (33 %) do not; a tunnel that resends a fifth of its queries already
+    /// spends more on retransmission than FEC at its usual levels recovers (docs/SCAN.md).
+    public static let defaultMaxLoss = 0.2
 
     public init(resolvers: [ResolverAddress], domains: [DNSName]) {
         self.resolvers = resolvers
@@ -114,7 +125,10 @@ public struct Scanner: Sendable {
     /// up to 255 bytes costs one length byte more, RFC 1035 3.3.14; NULL grows byte for byte). The
     /// search verifies every guess, so a resolver that lays out its answer differently costs a few
     /// probes, never a wrong size.
-    static func downloadGuesses(type: DNSType, low: Int, high: Int) -> MTUSearch.Guesses? {
+    static func downloadGuesses(type: DNSType, low: Int, high: Int,
+                                upstream: ProbeReply.Observed? = nil) -> MTUSearch.Guesses? {
+        // An honouring responder bounds answers at the advertised upstream size: guess that first.
+        let limits = (upstream.flatMap { $0.honorsEDNS ? [$0.udpLimit] : nil } ?? []) + likelyResponseLimits
         let growth: (Int) -> Int
         switch type {
         case .txt: growth = { $0 + ($0 + DownloadLayout.txtStringBytes - 1) / DownloadLayout.txtStringBytes }
@@ -123,7 +137,7 @@ public struct Scanner: Sendable {
         }
         return { lowOutcome in
             guard let measured = lowOutcome.responseSize else { return [] }
-            return likelyResponseLimits.compactMap { limit -> Int? in
+            return limits.compactMap { limit -> Int? in
                 // The largest payload whose response fits the limit (growth is monotone): bisect.
                 var lo = low, hi = high
                 guard measured + growth(lo) - growth(low) <= limit else { return nil }
@@ -145,6 +159,33 @@ public struct Scanner: Sendable {
             if last.ok || !(last.failure?.isTransient ?? false) { break }
         }
         return last
+    }
+
+    /// Runs `probe`; when it gets SERVFAIL, tells a failure of this size from the resolver answering
+    /// every name under the zone from its cache of an earlier failure (knot-resolver does so for
+    /// about a second after an upstream failure): the SERVFAIL says so itself (Extended DNS Error
+    /// 13, RFC 8914 4.14), or a control probe (an echo, which passed before) fails the same way.
+    /// Then the cache is waited out (250 ms, 500 ms, 1 s, ... up to `cachedFailureWait`) and the
+    /// size asked again; only a SERVFAIL whose control passes, or one that outlasts the wait, is
+    /// returned. Control probes go into `extra`.
+    func settled(_ resolver: ResolverAddress, _ zone: DNSName, extra: inout [ProbeOutcome],
+                 _ probe: () async -> ProbeOutcome) async -> ProbeOutcome {
+        var outcome = await probe()
+        var waited: Int64 = 0
+        var step: Int64 = 250_000_000
+        while outcome.failure == .servfail, waited < configuration.cachedFailureWait.nanoseconds, !Task.isCancelled {
+            if !outcome.cachedError {
+                let control = await prober.echo(resolver, zone: zone)
+                extra.append(control)
+                guard control.failure == .servfail else { return outcome }
+            }
+            try? await Task.sleep(nanoseconds: UInt64(step))
+            waited += step
+            step = min(step * 2, 1_000_000_000)
+            outcome = await probe()
+            if outcome.failure == .servfail { outcome.detail = "SERVFAIL again after waiting \(waited / 1_000_000) ms for the resolver's failure cache" }
+        }
+        return outcome
     }
 
     /// The whole pipeline for one pair; nil when cancelled before it finished.
@@ -176,8 +217,12 @@ public struct Scanner: Sendable {
         let up = MTUSearch(low: configuration.uploadCharacters.lowerBound,
                            high: min(configuration.uploadCharacters.upperBound, capacity),
                            attempts: configuration.attempts)
-        let upResult = await up.run { chars in await prober.upload(resolver, zone: zone, characters: chars) }
-        log += upResult.steps.flatMap(\.outcomes)
+        var controls: [ProbeOutcome] = []
+        let upResult = await up.run { chars in
+            await settled(resolver, zone, extra: &controls) { await prober.upload(resolver, zone: zone, characters: chars) }
+        }
+        log += upResult.steps.flatMap(\.outcomes) + controls
+        controls = []
         guard let upChars = upResult.best else {
             return finish("upload", upResult.dominantFailure ?? .timeout, "no size passed")
         }
@@ -186,33 +231,48 @@ public struct Scanner: Sendable {
         pair.upload = ScanPair.Upload(bytes: upBytes,
                                       qnameChars: QNameCapacity.qnameCharacters(payloadCharacters: upChars, under: zone),
                                       payloadChars: upChars, encoding: prober.encoding.rawValue,
-                                      limitedBy: upResult.limitedBy?.rawValue, caseChanged: caseChanged)
+                                      limitedBy: upResult.limitedBy?.sizeLimit, caseChanged: caseChanged)
 
         // Download: payload bytes in the chosen record type, asked with full-size queries.
+        // What the responder saw of the echo: the EDNS size the resolver advertises upstream, and
+        // whether the responder honours it (then larger answers fail as upstreamEDNS, unsent).
+        let upstream = honest.observed ?? upResult.bestOutcome?.observed
         let type = configuration.recordType
+        let typeCapacity = DownloadLayout.maxPayload(type: type, zone: zone)
         let down = MTUSearch(low: configuration.downloadBytes.lowerBound,
-                             high: min(configuration.downloadBytes.upperBound, DownloadLayout.maxPayload(type: type, zone: zone)),
+                             high: min(configuration.downloadBytes.upperBound, typeCapacity),
                              attempts: configuration.attempts)
-        let guesses = Self.downloadGuesses(type: type, low: down.low, high: down.high)
+        let guesses = Self.downloadGuesses(type: type, low: down.low, high: down.high, upstream: upstream)
         let downResult = await down.run(guesses: guesses) { bytes in
-            await prober.download(resolver, zone: zone, bytes: bytes, type: type, queryCharacters: upChars)
+            await settled(resolver, zone, extra: &controls) {
+                await prober.download(resolver, zone: zone, bytes: bytes, type: type, queryCharacters: upChars,
+                                      upstream: upstream)
+            }
         }
         log += downResult.steps.flatMap(\.outcomes)
+        log += controls
         guard let downBytes = downResult.best else {
             return finish("download", downResult.dominantFailure ?? .timeout, "no size passed")
         }
+        var downLimit = downResult.limitedBy?.sizeLimit
+        if downLimit == nil, downBytes == typeCapacity, typeCapacity < configuration.downloadBytes.upperBound {
+            downLimit = .recordType
+        }
         pair.download = ScanPair.Download(bytes: downBytes, responseSize: downResult.bestOutcome?.responseSize ?? 0,
-                                          recordType: type.description, limitedBy: downResult.limitedBy?.rawValue)
+                                          recordType: type.description, limitedBy: downLimit,
+                                          upstreamEDNS: upstream.map { Int($0.advertisedSize) })
 
         // Confirmation: a few more probes at the chosen sizes; the ratio says how steady they are.
         if configuration.confirmProbes > 0 {
             var ok = 0
+            var lost = 0
             var confirmFailures: [ProbeFailure] = []
             for _ in 0..<configuration.confirmProbes {
                 let u = await prober.upload(resolver, zone: zone, characters: upChars)
                 let d = await prober.download(resolver, zone: zone, bytes: downBytes, type: type, queryCharacters: upChars)
                 log += [u, d]
                 ok += (u.ok ? 1 : 0) + (d.ok ? 1 : 0)
+                lost += (u.failure == .timeout ? 1 : 0) + (d.failure == .timeout ? 1 : 0)
                 confirmFailures += [u.failure, d.failure].compactMap { $0 }
                 if let size = d.responseSize, d.ok, size > (pair.download?.responseSize ?? 0) {
                     pair.download?.responseSize = size
@@ -220,6 +280,12 @@ public struct Scanner: Sendable {
             }
             let confirmation = ScanPair.Confirmation(sent: 2 * configuration.confirmProbes, succeeded: ok)
             pair.confirmation = confirmation
+            pair.loss = ScanPair.loss(lost: lost, sent: confirmation.sent)
+            let lossy = (pair.loss?.ratio ?? 0) > configuration.maxLoss
+            pair.lossExceeded = lossy
+            // On a lossy pair a size above the chosen one that only timed out may have met loss, not a limit.
+            if lossy, pair.download?.limitedBy == .timeout { pair.download?.limitedBy = .loss }
+            if lossy, pair.upload?.limitedBy == .timeout { pair.upload?.limitedBy = .loss }
             if confirmation.ratio < 0.5 {
                 return finish("confirmation", confirmFailures.first ?? .timeout,
                               "\(ok) of \(confirmation.sent) confirmation probes passed")

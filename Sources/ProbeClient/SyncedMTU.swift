@@ -1,9 +1,10 @@
 public import Reports
 
-/// What the engines do with a scan: one MTU for the whole session, the minimum over accepted pairs.
+/// What the engines do with a scan: one MTU for the whole session, the minimum over accepted pairs
+/// within the loss threshold (`ScanPair.usable`).
 public enum SyncedMTU {
     public static func synced(_ pairs: [ScanPair]) -> ScanReport.Synced {
-        let accepted = pairs.filter(\.accepted)
+        let accepted = pairs.filter(\.usable)
         return ScanReport.Synced(upload: accepted.compactMap { $0.upload?.bytes }.min(),
                                  download: accepted.compactMap { $0.download?.bytes }.min(),
                                  uploadQnameChars: accepted.compactMap { $0.upload?.qnameChars }.min(),
@@ -16,7 +17,7 @@ public enum SyncedMTU {
     /// Returned apart from `synced` so the user sees what it would cost.
     public static func optimize(_ pairs: [ScanPair], fraction: Double = 0.8, maxDropShare: Double = 0.25,
                                 minGainUp: Int = 24, minGainDown: Int = 64, minGainShare: Double = 0.35) -> ScanReport.Optimized? {
-        let accepted = pairs.filter { $0.accepted && $0.upload != nil && $0.download != nil }
+        let accepted = pairs.filter { $0.usable && $0.upload != nil && $0.download != nil }
         guard accepted.count >= 4 else { return nil }
         func p75(_ values: [Int]) -> Double {
             let s = values.sorted()

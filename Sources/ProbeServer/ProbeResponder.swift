@@ -10,10 +10,32 @@ public import ProbeProtocol
 /// - names under the zone that are not authenticated probes get NOERROR with no records and no SOA
 ///   (QNAME-minimising resolvers ask for such names on the way to every probe, and a REFUSED there
 ///   turns the probe into SERVFAIL); such answers are never larger than the query;
-/// - a response larger than the query's EDNS size (512 without EDNS) goes out as TC with no answers
-///   (RFC 6891 7, RFC 1035 4.2.1);
+/// - over UDP, a response larger than the query's EDNS size (512 without EDNS) goes out as TC with no
+///   answers (RFC 6891 7, RFC 1035 4.2.1); in `EDNSMode.ignore` answers to authenticated probes are
+///   sent whole whatever size the asker advertised, as MasterDnsVPN's server does;
+/// - no amplification: over UDP an answer to a query that is not an authenticated probe is never
+///   larger than the query (a larger one goes out as TC, and the asker retries over TCP, whose
+///   handshake proves its address, RFC 7766 1); this rule lives in `finish` below and nowhere else;
+/// - over TCP (RFC 7766) answers are sent whole, up to 65535 bytes;
+/// - echo and upload replies carry what the responder saw of the query: the EDNS size the asker
+///   advertised, whether it came over TCP, and whether the responder honours that size (the
+///   client uses this to name the upstream EDNS size as a limit, docs/PROTOCOL.md);
 /// - path probes are answered with the stream's receive history (`ProbeResponder+Path.swift`).
 public struct ProbeResponder: Sendable {
+    /// How a response over UDP treats the EDNS UDP size the asker (the resolver) advertised.
+    public enum EDNSMode: String, Sendable, CaseIterable {
+        /// As authoritative servers do: a larger answer goes out as TC with no records (RFC 6891 7).
+        case honor
+        /// As MasterDnsVPN's server does: answers to authenticated probes are sent whole, up to the
+        /// payload the probe asks for, whatever the advertised size (unauthenticated ones still honour it).
+        case ignore
+    }
+
+    /// The transport a query arrived on.
+    public enum Transport: String, Sendable {
+        case udp, tcp
+    }
+
     public struct Configuration: Sendable {
         public var zone: DNSName
         public var key: ProbeKey
@@ -23,10 +45,12 @@ public struct ProbeResponder: Sendable {
         public var serial: UInt32
         /// Records the askers of leak-zone probes (kind 5); `nil` refuses them.
         public var leakZone: LeakZone?
+        public var ednsMode: EDNSMode
 
         public init(zone: DNSName, key: ProbeKey, nameServers: [(name: DNSName, ipv4: [UInt8]?)] = [],
-                    ttl: UInt32 = 0, serial: UInt32 = 1, leakZone: LeakZone? = nil) {
+                    ttl: UInt32 = 0, serial: UInt32 = 1, leakZone: LeakZone? = nil, ednsMode: EDNSMode = .honor) {
             self.leakZone = leakZone
+            self.ednsMode = ednsMode
             self.zone = zone
             self.key = key
             self.nameServers = nameServers
@@ -43,7 +67,22 @@ public struct ProbeResponder: Sendable {
     public struct Outcome: Sendable {
         public var response: [UInt8]?
         public var disposition: Disposition
+        /// The whole answer before `finish` applies the transport's size rules.
+        var message: DNSMessage?
+        /// The query's EDNS UDP size, 512 without EDNS (RFC 1035 4.2.1, RFC 6891 6.2.5).
+        var askerLimit = 512
+
+        init(response: [UInt8]?, disposition: Disposition, message: DNSMessage? = nil, askerLimit: Int = 512) {
+            self.response = response
+            self.disposition = disposition
+            self.message = message
+            self.askerLimit = askerLimit
+        }
     }
+
+    /// Dispositions that answer an authenticated probe; every other answer is bound by the
+    /// no-amplification rule over UDP.
+    static let authenticated: Set<Disposition> = [.echo, .upload, .download, .downloadTruncated, .path, .pathDrain, .leak]
 
     /// Our own EDNS buffer size, advertised in every response to an EDNS query.
     static let ednsSize: UInt16 = 4096
@@ -52,6 +91,8 @@ public struct ProbeResponder: Sendable {
     /// Receive histories of path streams (kind 4), shared by every query this responder answers.
     public let pathStreams: PathStreamTable
     private let soa: DNSRData
+    /// The transport of the query being answered (set per call by `respond`).
+    private var transport: Transport = .udp
 
     public init(configuration: Configuration, pathStreams: PathStreamTable = PathStreamTable()) {
         self.configuration = configuration
@@ -67,6 +108,18 @@ public struct ProbeResponder: Sendable {
 
     /// As `respond(to:)`, with the asker's address (4 or 16 bytes) for leak-zone records.
     public func respond(to bytes: [UInt8], source: [UInt8]) -> Outcome {
+        respond(to: bytes, source: source, transport: .udp)
+    }
+
+    /// As `respond(to:source:)` for a query that arrived on `transport` (its size rules differ).
+    public func respond(to bytes: [UInt8], source: [UInt8], transport: Transport) -> Outcome {
+        var call = self
+        call.transport = transport
+        let outcome = call.answer(bytes, source: source)
+        return call.finish(outcome, queryBytes: bytes.count)
+    }
+
+    private func answer(_ bytes: [UInt8], source: [UInt8]) -> Outcome {
         let query: DNSMessage
         do {
             query = try DNSMessage(parsing: bytes)
@@ -109,7 +162,11 @@ public struct ProbeResponder: Sendable {
     }
 
     func answerReply(_ query: DNSMessage, _ question: DNSQuestion, _ received: ProbeName.Received) -> Outcome {
-        let data = ProbeReply(answering: received).sealed(nonce: received.meta.nonce, key: configuration.key)
+        var probeReply = ProbeReply(answering: received)
+        probeReply.observed = ProbeReply.Observed(advertisedSize: query.edns?.udpPayloadSize ?? 0,
+                                                  overTCP: transport == .tcp,
+                                                  honorsEDNS: configuration.ednsMode == .honor)
+        let data = probeReply.sealed(nonce: received.meta.nonce, key: configuration.key)
         let rr = DNSResourceRecord(name: question.name, ttl: configuration.ttl, rdata: .txt([data]))
         return reply(query, answers: [rr], received.meta.kind == .echo ? .echo : .upload)
     }
@@ -153,9 +210,23 @@ public struct ProbeResponder: Sendable {
                                  authorities: authorities, additionals: additionals,
                                  edns: query.edns.map { _ in EDNS(udpPayloadSize: Self.ednsSize) })
         message.rcode = rcode
-        let limit = Int(max(512, query.edns?.udpPayloadSize ?? 512))
+        return Outcome(response: nil, disposition: disposition, message: message,
+                       askerLimit: Int(max(512, query.edns?.udpPayloadSize ?? 512)))
+    }
+
+    /// The one place where an answer meets its transport's size rules (see the type's comment).
+    private func finish(_ outcome: Outcome, queryBytes: Int) -> Outcome {
+        guard var message = outcome.message else { return outcome }
+        let disposition = outcome.disposition
+        let authenticated = Self.authenticated.contains(disposition)
+        var limit = 65_535
+        if transport == .udp {
+            if !(authenticated && configuration.ednsMode == .ignore) { limit = outcome.askerLimit }
+            if !authenticated { limit = min(limit, queryBytes) }
+        }
         guard let wire = try? message.serialized(), wire.count <= limit else {
-            // Too large for the asker's buffer: TC with no records, and the resolver decides (RFC 6891 7).
+            // Too large for the asker's buffer (or an amplification): TC with no records, and the
+            // resolver decides, normally by asking again over TCP (RFC 6891 7, RFC 7766 5).
             message.answers = []
             message.authorities = []
             message.additionals = []

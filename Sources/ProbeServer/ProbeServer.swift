@@ -3,26 +3,41 @@ public import NIOCore
 import NIOPosix
 import NIOConcurrencyHelpers
 
-/// The authoritative probe responder on SwiftNIO datagram channels, one per listen address.
+/// The authoritative probe responder on SwiftNIO channels: for every listen address a datagram
+/// channel (UDP) and a listening stream channel on the same port (DNS over TCP, RFC 7766, bounded by
+/// `TCPLimits`).
 public final class ProbeServer: Sendable {
     public struct Statistics: Sendable, CustomStringConvertible {
         public var counts: [ProbeResponder.Disposition: Int] = [:]
         public var rateLimited = 0
+        /// TCP connections admitted, turned away at the cap, queries read, connections closed by a
+        /// timeout, and connections closed for a frame shorter than a DNS header.
+        public var tcpConnections = 0
+        public var tcpRefused = 0
+        public var tcpQueries = 0
+        public var tcpTimedOut = 0
+        public var tcpMalformed = 0
         public var description: String {
             let parts = ProbeResponder.Disposition.allCases.compactMap { d in counts[d].map { "\(d.rawValue)=\($0)" } }
-            return (parts + ["rateLimited=\(rateLimited)"]).joined(separator: " ")
+            return (parts + ["rateLimited=\(rateLimited)", "tcpConnections=\(tcpConnections)",
+                             "tcpRefused=\(tcpRefused)", "tcpQueries=\(tcpQueries)", "tcpTimedOut=\(tcpTimedOut)"])
+                .joined(separator: " ")
         }
     }
 
     private let responder: ProbeResponder
     private let rateLimit: Double
+    private let tcpLimits: TCPLimits
+    private let openTCP = NIOLockedValueBox(0)
     private let logger: Logger
     private let group: MultiThreadedEventLoopGroup
     private let channels = NIOLockedValueBox<[any Channel]>([])
     private let stats = NIOLockedValueBox(Statistics())
 
-    public init(responder: ProbeResponder, ratePerSourcePerSecond: Double, threads: Int = 1, logger: Logger) {
+    public init(responder: ProbeResponder, ratePerSourcePerSecond: Double, threads: Int = 1,
+                tcp: TCPLimits = .standard, logger: Logger) {
         self.responder = responder
+        self.tcpLimits = tcp
         self.rateLimit = ratePerSourcePerSecond
         self.logger = logger
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
@@ -45,8 +60,23 @@ public final class ProbeServer: Sendable {
                 }
                 .bind(to: address).get()
             channels.withLockedValue { $0.append(channel) }
-            if let local = channel.localAddress { bound.append(local) }
-            logger.info("listening", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+            guard let local = channel.localAddress else { continue }
+            bound.append(local)
+            // TCP on the very port UDP got, so port 0 gives one port for both.
+            let tcp: @Sendable () -> TCPConnectionHandler = { [responder, tcpLimits, openTCP, stats, logger] in
+                TCPConnectionHandler(responder: responder, limits: tcpLimits, open: openTCP, stats: stats, logger: logger)
+            }
+            let listener = try await ServerBootstrap(group: group)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .serverChannelOption(.backlog, value: 1024)
+                .childChannelOption(.allowRemoteHalfClosure, value: true)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(tcp()) }
+                }
+                .bind(to: local).get()
+            channels.withLockedValue { $0.append(listener) }
+            logger.info("listening", metadata: ["address": "\(local)", "transports": "udp tcp"])
         }
         return bound
     }
@@ -63,6 +93,9 @@ public final class ProbeServer: Sendable {
     }
 
     public var statistics: Statistics { stats.withLockedValue { $0 } }
+
+    /// TCP connections open now.
+    public var openTCPConnections: Int { openTCP.withLockedValue { $0 } }
 }
 
 final class ResponderHandler: ChannelInboundHandler {
@@ -94,7 +127,7 @@ final class ResponderHandler: ChannelInboundHandler {
             return
         }
         let bytes = Array(envelope.data.readableBytesView)
-        let outcome = responder.respond(to: bytes, source: sourceKey)
+        let outcome = responder.respond(to: bytes, source: sourceKey, transport: .udp)
         stats.withLockedValue { $0.counts[outcome.disposition, default: 0] += 1 }
         if logger.logLevel <= .trace {
             logger.trace("query", metadata: ["from": "\(source)", "bytes": "\(bytes.count)",

@@ -13,7 +13,7 @@ extension ScanReport {
         out.append("- Encoding \(settings.encoding), record type \(settings.recordType), timeout \(settings.timeoutMs) ms, \(settings.attempts) attempts per size, \(settings.confirmProbes) confirmation probes per direction")
         out.append("- Vantage \(run.vantage), seed \(run.seed), \(summary.queries) queries in \(String(format: "%.1f", summary.durationSeconds)) s, started \(run.startedAt)")
         out.append("")
-        out.append("## Synced MTU (minimum over accepted pairs)")
+        out.append("## Synced MTU (minimum over accepted pairs within the loss threshold)")
         out.append("")
         if let up = synced.upload, let down = synced.download {
             out.append("| direction | payload bytes | on the wire |")
@@ -34,13 +34,19 @@ extension ScanReport {
         if !accepted.isEmpty {
             out.append("## Accepted pairs")
             out.append("")
-            out.append("| resolver | domain | up bytes | QNAME chars | down bytes | response bytes | RTT ms | confirmed |")
-            out.append("|---|---|---:|---:|---:|---:|---:|---:|")
+            out.append("| resolver | domain | up bytes | QNAME chars | down bytes | response bytes | down limited by | RTT ms | confirmed | loss |")
+            out.append("|---|---|---:|---:|---:|---:|---|---:|---:|---|")
             for p in accepted {
                 let conf = p.confirmation.map { "\($0.succeeded)/\($0.sent)" } ?? "-"
-                out.append("| \(p.resolver) | \(p.domain) | \(p.upload?.bytes ?? 0) | \(p.upload?.qnameChars ?? 0) | \(p.download?.bytes ?? 0) | \(p.download?.responseSize ?? 0) | \(p.rttMs.map { String(format: "%.1f", $0) } ?? "-") | \(conf) |")
+                let loss = p.lossExceeded == true ? "**\(p.lossText), above the threshold**" : p.lossText
+                out.append("| \(p.resolver) | \(p.domain) | \(p.upload?.bytes ?? 0) | \(p.upload?.qnameChars ?? 0) | \(p.download?.bytes ?? 0) | \(p.download?.responseSize ?? 0) | \(p.download?.limitText ?? "-") | \(p.rttMs.map { String(format: "%.1f", $0) } ?? "-") | \(conf) | \(loss) |")
             }
             out.append("")
+            let lossy = accepted.filter { $0.lossExceeded == true }
+            if !lossy.isEmpty, let maxLoss = settings.maxLoss {
+                out.append("> **\(lossy.count) pair(s) lost more than \(String(format: "%.0f", maxLoss * 100)) % of their confirmation probes** (`--max-loss`): they are left out of the synced MTU and of the MasterDnsVPN and iodine exports.")
+                out.append("")
+            }
         }
         let rejected = pairs.filter { !$0.accepted }
         if !rejected.isEmpty {
@@ -64,13 +70,13 @@ extension ScanReport {
             for issue in input.listIssues.prefix(50) { out.append("- \(issue)") }
             out.append("")
         }
-        out.append("Definitions: upload bytes = payload bytes the longest intact QNAME carries in \(settings.encoding) (RFC 1035 2.3.4: 63-octet labels, 253-character names) less \(settings.frameOverhead) bytes of frame overhead; download bytes = payload bytes in one \(settings.recordType) response; response bytes = size of the largest DNS message that arrived intact; RTT = median over the pair's answered probes.")
+        out.append("Definitions: upload bytes = payload bytes the longest intact QNAME carries in \(settings.encoding) (RFC 1035 2.3.4: 63-octet labels, 253-character names) less \(settings.frameOverhead) bytes of frame overhead; download bytes = payload bytes in one \(settings.recordType) response; response bytes = size of the largest DNS message that arrived intact; RTT = median over the pair's answered probes; loss = confirmation probes without an answer within the timeout (RFC 7680 2.4), with the Wilson 95 % interval; down limited by = what failed just above the chosen size (TC: the resolver's limit toward the client; upstream EDNS: the size the resolver advertises upstream, seen by the responder in the query's OPT record).")
         return out.joined(separator: "\n") + "\n"
     }
 
     /// MasterDnsVPN's success file: `{IP} ({DOMAIN}) - UP: {UP} DOWN: {DOWN}` per accepted pair.
     public func masterDnsVPNSuccessLines() -> String {
-        pairs.filter(\.accepted).map { p in
+        pairs.filter(\.usable).map { p in
             "\(p.resolver) (\(p.domain)) - UP: \(p.upload?.bytes ?? 0) DOWN: \(p.download?.bytes ?? 0)"
         }.joined(separator: "\n") + "\n"
     }
@@ -78,14 +84,14 @@ extension ScanReport {
     /// MasterDnsVPN's resolver list: one accepted resolver per line.
     public func masterDnsVPNResolverList() -> String {
         var seen = Set<String>()
-        return pairs.filter(\.accepted).compactMap { seen.insert($0.resolver).inserted ? $0.resolver : nil }
+        return pairs.filter(\.usable).compactMap { seen.insert($0.resolver).inserted ? $0.resolver : nil }
             .joined(separator: "\n") + "\n"
     }
 
     /// iodine flags for the synced path: `-m` downstream fragment size, `-M` hostname length, `-T` query type.
     public func iodineFlags() -> String {
         guard let down = synced.download, let chars = synced.uploadQnameChars else {
-            return "# no pair accepted: no iodine flags\n"
+            return "# no pair accepted within the loss threshold: no iodine flags\n"
         }
         let type = settings.recordType == "TXT" || settings.recordType == "NULL" || settings.recordType == "CNAME"
             || settings.recordType == "MX" || settings.recordType == "SRV" || settings.recordType == "A"

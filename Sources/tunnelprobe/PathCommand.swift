@@ -129,7 +129,9 @@ struct PathCommand: AsyncParsableCommand {
         // bad line stops the run rather than measuring fewer resolvers than the user listed.
         let list = try resolverOptions.list(cidrCap: 256)
         if let issue = list.issues.first { throw fail("\(issue)", Exit.badInput) }
-        guard !list.resolvers.isEmpty else { throw fail("give --resolver or --resolvers FILE with at least one resolver", .validationFailure) }
+        guard !resolverOptions.isEmpty else { throw fail("give --resolver or --resolvers FILE", .validationFailure) }
+        // An empty list is bad input, as for `scan` (exit 66, README "Exit codes").
+        guard !list.resolvers.isEmpty else { throw fail("no usable resolver in the input", Exit.badInput) }
         let key: ProbeKey
         do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
 
@@ -215,14 +217,16 @@ struct PathCommand: AsyncParsableCommand {
             throw fail("\(error)", Exit.environment)
         }
         renderRunReport(directory: directory, defaultLocation: out == nil)
+        let absent = reason == nil && results.allSatisfy(\.responderAbsent)
         if common.json {
             print(try ReportWriter.json(document), terminator: "")
-        } else if !common.quiet {
+        } else if !common.quiet && !absent {
             print(document.summaryLines(directory: directory))
         }
         if reason != nil { throw Exit.interrupted }
-        if results.allSatisfy(\.responderAbsent) {
-            throw fail("responder absent: no authenticated answer through any resolver within \(absentAfter) s (is `tunnelprobe serve` running for \(zone) with the same key?)", Exit.environment)
+        if absent {
+            let window = min(absentAfter, finished.timeIntervalSince(started))
+            throw fail("responder absent: no authenticated answer through any resolver in \(String(format: "%.1f", window)) s (is `tunnelprobe serve` running for \(zone) with the same key?); report: \(directory)/path.md", Exit.environment)
         }
     }
 }

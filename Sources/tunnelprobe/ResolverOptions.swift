@@ -22,10 +22,11 @@ struct ResolverOptions: ParsableArguments {
             }
         }
         for file in files {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            guard let data = FileManager.default.contents(atPath: file) else {
                 throw fail("--resolvers \(file): cannot read the file", Exit.badInput)
             }
-            list.add(text: text, source: file, cidrCap: cidrCap)
+            // Bytes, not text: a list with CRLF line ends, a BOM or a stray Latin-1 byte is still read line by line.
+            list.add(bytes: Array(data), source: file, cidrCap: cidrCap)
         }
         return list
     }

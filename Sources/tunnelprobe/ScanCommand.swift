@@ -18,6 +18,12 @@ struct ScanCommand: AsyncParsableCommand {
         Each MTU search tries the largest size first, then the smallest, then (downloads in TXT or \
         NULL) the sizes whose answers would fill 1232 and 512 bytes, then bisects; every size is \
         decided by probes (--attempts for losses), so a guess saves queries but never sets a result.
+        A SERVFAIL that a control probe shares (the resolver answering from its failure cache) is \
+        waited out, not taken as a size limit. Each pair names what bound its download size: TC \
+        (the resolver's limit toward the client), upstream EDNS (the size the resolver advertises \
+        upstream, when `serve --edns honor` honours it), the record type, loss, or another failure.
+        A pair whose confirmation probes were lost beyond --max-loss (loss with its Wilson 95 % \
+        interval, RFC 7680) is flagged and left out of the exports and the synced MTU.
         Writes scan.json, scan.md and exports for MasterDnsVPN and iodine into reports/<run-id>/.
 
         Example:
@@ -53,6 +59,9 @@ struct ScanCommand: AsyncParsableCommand {
 
     @Option(help: "Confirmation probes per direction at the chosen sizes.")
     var confirm: Int = 3
+
+    @Option(help: "Largest confirmation loss ratio (0-1) of a pair the exports and the synced MTU take; above it the pair is flagged and left out (default 0.2: with 3 confirmation probes per direction one lost probe passes, two do not).")
+    var maxLoss: Double = ScanConfiguration.defaultMaxLoss
 
     @Option(help: "Stop once this many pairs are accepted.")
     var minValid: Int?
@@ -112,6 +121,7 @@ struct ScanCommand: AsyncParsableCommand {
         if let u = uploadMaxChars, u < ProbeMeta.characterCount {
             throw ValidationError("--upload-max-chars must be at least \(ProbeMeta.characterCount) (the probe's meta block)")
         }
+        guard (0...1).contains(maxLoss) else { throw ValidationError("--max-loss must be in 0...1") }
         guard frameOverhead >= 0 else { throw ValidationError("--frame-overhead must be 0 or more") }
     }
 
@@ -142,6 +152,7 @@ struct ScanCommand: AsyncParsableCommand {
         configuration.downloadBytes = downloadMin...downloadMax
         configuration.frameOverhead = frameOverhead
         configuration.seed = seed
+        configuration.maxLoss = maxLoss
 
         let engine = QueryEngine(seed: seed)
         let prober = Prober(engine: engine, key: key, encoding: configuration.encoding, timeout: configuration.timeout,
@@ -216,12 +227,13 @@ extension ScanReport {
             perResolverQPS: c.perResolverQPS, confirmProbes: c.confirmProbes, minValid: c.minValid,
             uploadCharacters: .init(min: c.uploadCharacters.lowerBound, max: c.uploadCharacters.upperBound),
             downloadBytes: .init(min: c.downloadBytes.lowerBound, max: c.downloadBytes.upperBound),
-            frameOverhead: c.frameOverhead, ednsSize: 4096)
+            frameOverhead: c.frameOverhead, ednsSize: 4096, maxLoss: c.maxLoss)
         let rejected = result.pairs.filter { !$0.accepted }
         let byReason = Dictionary(grouping: rejected, by: { "\($0.stage ?? "?"): \($0.failure ?? "?")" }).mapValues(\.count)
-        let summary = Summary(pairs: result.pairs.count, accepted: result.pairs.count - rejected.count,
+        var summary = Summary(pairs: result.pairs.count, accepted: result.pairs.count - rejected.count,
                               rejected: rejected.count, notTested: result.notTested, rejectedBy: byReason,
                               queries: result.queries, durationSeconds: duration)
+        summary.lossExceeded = result.pairs.filter { $0.accepted && $0.lossExceeded == true }.count
         return ScanReport(run: run, settings: settings,
                           input: InputSummary(resolvers: c.resolvers.count, listIssues: list.issues.map(\.description)),
                           pairs: result.pairs, synced: SyncedMTU.synced(result.pairs),
@@ -233,6 +245,9 @@ extension ScanReport {
         var s = summary.accepted > 0 ? Style.ok(accepted) : Style.bad(accepted)
         if let up = synced.upload, let down = synced.download {
             s += "; synced MTU upload \(up) B (QNAME \(synced.uploadQnameChars ?? 0) chars), download \(down) B (response \(synced.downloadResponseSize ?? 0) B)"
+        }
+        if let lossy = summary.lossExceeded, lossy > 0 {
+            s += Style.warn("; \(lossy) lossy pair(s) above --max-loss left out of the exports")
         }
         if summary.notTested > 0 { s += "; \(summary.notTested) not tested" }
         if !run.complete { s += Style.warn(" [incomplete: \(run.interruption ?? "interrupted")]") }

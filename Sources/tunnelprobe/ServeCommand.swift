@@ -12,8 +12,17 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Run the authoritative probe responder for a domain.",
         discussion: """
-        Answers the probes of `scan` (and later `path`) for --domain, authenticated with the key in
-        --key-file. Delegate the domain to this host (NS record) or use `tunnelprobe lab up`.
+        Answers the probes of `scan` and `path` for --domain, authenticated with the key in
+        --key-file, over UDP and over TCP (RFC 1035 4.2.2, RFC 7766) on every --listen address.
+        Delegate the domain to this host (NS record) or use `tunnelprobe lab up`.
+
+        --edns honor (the default) truncates a UDP answer larger than the EDNS size the resolver
+        advertised, as authoritative servers and dnstt's server do; the resolver then retries over
+        TCP, and `scan` names that advertised size as the limit, a figure every engine can use.
+        --edns ignore answers authenticated probes whole whatever the advertised size, as
+        MasterDnsVPN's server does, and so measures what such a server gets through.
+        Over UDP an answer to anything but an authenticated probe is never larger than the query
+        (a larger one goes out with TC and the resolver asks again over TCP): no amplification.
 
         Example:
           tunnelprobe serve --domain t.example.com --key-file probe.key --listen 0.0.0.0:53
@@ -41,11 +50,27 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Event-loop threads.")
     var threads: Int = 1
 
+    @Option(help: "honor: truncate UDP answers at the resolver's advertised EDNS size (default, as authoritative servers do); ignore: answer probes whole (as MasterDnsVPN's server does).")
+    var edns: String = "honor"
+
+    @Option(help: "TCP connections open at once over all listen addresses (RFC 7766 6.2.2).")
+    var tcpMaxConnections: Int = TCPLimits.standard.maxConnections
+
+    @Option(help: "Seconds a TCP connection may stay without a query before it is closed (RFC 7766 6.2.3).")
+    var tcpIdleTimeout: Double = 10
+
+    @Option(help: "Seconds a TCP query that started arriving may take to complete.")
+    var tcpReadTimeout: Double = 5
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
         guard rateLimit >= 0 else { throw ValidationError("--rate-limit must be 0 or more") }
         guard (1...64).contains(threads) else { throw ValidationError("--threads must be 1...64") }
+        guard ProbeResponder.EDNSMode(rawValue: edns) != nil else { throw ValidationError("--edns must be honor or ignore") }
+        guard (1...1_000_000).contains(tcpMaxConnections) else { throw ValidationError("--tcp-max-connections must be 1...1000000") }
+        guard tcpIdleTimeout > 0, tcpIdleTimeout <= 3600 else { throw ValidationError("--tcp-idle-timeout must be in (0, 3600] seconds") }
+        guard tcpReadTimeout > 0, tcpReadTimeout <= 3600 else { throw ValidationError("--tcp-read-timeout must be in (0, 3600] seconds") }
     }
 
     func run() async throws {
@@ -68,8 +93,13 @@ struct ServeCommand: AsyncParsableCommand {
                 .first { !$0.isIPv6 && $0.bytes != [0, 0, 0, 0] }?.bytes
         let responder = ProbeResponder(configuration: .init(zone: zone, key: key,
                                                             nameServers: ns.map { [($0, glue)] } ?? [],
-                                                            leakZone: LeakZone()))
-        let server = ProbeServer(responder: responder, ratePerSourcePerSecond: rateLimit, threads: threads, logger: logger)
+                                                            leakZone: LeakZone(),
+                                                            ednsMode: ProbeResponder.EDNSMode(rawValue: edns) ?? .honor))
+        let limits = TCPLimits(maxConnections: tcpMaxConnections,
+                               idleTimeout: .milliseconds(Int64(tcpIdleTimeout * 1000)),
+                               readTimeout: .milliseconds(Int64(tcpReadTimeout * 1000)))
+        let server = ProbeServer(responder: responder, ratePerSourcePerSecond: rateLimit, threads: threads,
+                                 tcp: limits, logger: logger)
         do {
             _ = try await server.start(listen: addresses)
         } catch {
@@ -77,7 +107,7 @@ struct ServeCommand: AsyncParsableCommand {
             let code: ExitCode = "\(error)".contains("ermission") ? Exit.noPermission : Exit.environment
             throw fail("cannot listen on \(listen.joined(separator: ", ")): \(error)", code)
         }
-        logger.notice("serving \(zone) on \(listen.joined(separator: ", "))")
+        logger.notice("serving \(zone) on \(listen.joined(separator: ", ")) (UDP and TCP, --edns \(edns))")
         let trap = SignalTrap { _ in Task { await server.stop() } }
         defer { trap.release() }
         try? await server.wait()

@@ -44,11 +44,17 @@ extension ScanReport {
                 .prefix(500).map { p -> [String] in
                     [HTML.escape(p.resolver), HTML.escape(p.domain), HTML.escape(p.vantage ?? run.vantage),
                      "\(p.upload?.bytes ?? 0)", "\(p.upload?.qnameChars ?? 0)", "\(p.download?.bytes ?? 0)",
-                     "\(p.download?.responseSize ?? 0)", HTML.number(p.rttMs),
-                     p.confirmation.map { "\($0.succeeded)/\($0.sent)" } ?? "–"]
+                     "\(p.download?.responseSize ?? 0)", HTML.escape(p.download?.limitText ?? "–"), HTML.number(p.rttMs),
+                     p.confirmation.map { "\($0.succeeded)/\($0.sent)" } ?? "–",
+                     p.lossExceeded == true ? HTML.badge(p.lossText, .bad) : HTML.escape(p.lossText)]
                 }
-            s += HTML.table(["resolver", "domain", "vantage", "up B", "QNAME", "down B", "response B", "RTT ms", "confirmed"],
-                            Array(rows), numeric: [3, 4, 5, 6, 7, 8])
+            s += HTML.table(["resolver", "domain", "vantage", "up B", "QNAME", "down B", "response B", "down limited by", "RTT ms",
+                             "confirmed", "loss (95 % Wilson)"],
+                            Array(rows), numeric: [3, 4, 5, 6, 8, 9])
+            let lossy = accepted.filter { $0.lossExceeded == true }.count
+            if lossy > 0, let maxLoss = settings.maxLoss {
+                s += "<p class=\"notice\"><b>\(lossy) pair(s) lost more than \(HTML.formatFixed(maxLoss * 100, decimals: 0)) % of their confirmation probes</b> (--max-loss): left out of the synced MTU and the MasterDnsVPN and iodine exports.</p>"
+            }
         }
         if !input.listIssues.isEmpty {
             s += "<h3>Resolver list lines skipped</h3><ul>" + input.listIssues.prefix(50).map { "<li>\(HTML.escape($0))</li>" }.joined() + "</ul>"
