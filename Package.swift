@@ -67,7 +67,7 @@ let package = Package(
         .target(
             name: "ProbeClient",
             dependencies: [
-                "Base", "DNSWire", "ProbeProtocol", "Reports", "PathMetrics", "Fates",
+                "Base", "DNSWire", "ProbeProtocol", "PathMetrics", "Fates",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ] + nio,
@@ -121,7 +121,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // Versioned report documents, their Markdown and HTML renderings and engine exports.
-        .target(name: "Reports", dependencies: ["Base", "PathMetrics", "Fates", "LinkSim", "FEC", "TraceAnalysis"], swiftSettings: strict),
+        .target(name: "Reports", dependencies: ["Base", "PathMetrics", "Fates", "LinkSim", "FEC", "TraceAnalysis", "ProbeClient"], swiftSettings: strict),
         // The namespace testbed: client, resolver (real unbound), server, tunnel servers, impairment relay.
         .target(
             name: "Lab",

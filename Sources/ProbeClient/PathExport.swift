@@ -3,9 +3,8 @@ import Foundation
 public import PathMetrics
 import ProbeProtocol
 public import Fates
-public import Reports
 
-/// Turns the streams of a `path` run into its report, its fates and its per-probe records.
+/// Turns the streams of a `path` run into their analyses, fates and per-probe records.
 public enum PathExport {
     /// The analysis of one stream (RFC 7680 Tmax; one-way delays only when `sharedClock`).
     public static func analysis(_ result: PathStreamResult, tmaxNanos: UInt64, sharedClock: Bool) -> PathAnalysis {
@@ -13,26 +12,8 @@ public enum PathExport {
                      clockOriginMicros: sharedClock ? result.clockOriginMicros : nil)
     }
 
-    public static func report(run: RunInfo, settings: PathReport.Settings, results: [PathStreamResult],
-                              analyses: [PathAnalysis], udpReceiveBufferErrors: Int? = nil) -> PathReport {
-        let rows = zip(results, analyses).map { result, analysis in
-            let sent = result.records.count + result.inFlightExcluded
-            let rate = result.elapsedSeconds > 0 && sent > 1 ? Double(sent) / lastSendSeconds(result) : nil
-            return PathReport.ResolverResult(
-                resolver: result.resolver.description,
-                stream: .init(id: result.stream, elapsedSeconds: result.elapsedSeconds, achievedRate: rate,
-                              drainsSent: result.drainsSent, drainsAnswered: result.drainsAnswered,
-                              unmatched: result.unmatched, responderAbsent: result.responderAbsent,
-                              inFlightExcluded: result.inFlightExcluded, clientSocketDrops: result.clientSocketDrops,
-                              datagramsSent: result.datagramsSent, datagramsReceived: result.datagramsReceived),
-                analysis: analysis)
-        }
-        return PathReport(run: run, settings: settings, client: .init(udpReceiveBufferErrors: udpReceiveBufferErrors),
-                          resolvers: rows)
-    }
-
     /// Probes over the time from the first send to the last (the sending phase only).
-    static func lastSendSeconds(_ r: PathStreamResult) -> Double {
+    public static func sendingSeconds(_ r: PathStreamResult) -> Double {
         guard let last = r.records.last?.sentNanos, last > 0 else { return r.elapsedSeconds }
         return Double(last) / 1e9 * Double(r.records.count) / Double(max(1, r.records.count - 1))
     }

@@ -1,7 +1,6 @@
 public import DNSWire
 public import NIOCore
 public import ProbeProtocol
-public import Reports
 
 /// Why one probe failed, as the scan report names it.
 public enum ProbeFailure: String, Codable, Sendable, CaseIterable {

@@ -2,7 +2,6 @@ import Base
 public import DNSWire
 public import NIOCore
 public import ProbeProtocol
-public import Reports
 import Synchronization
 
 /// Everything a scan needs to know.

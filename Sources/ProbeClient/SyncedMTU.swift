@@ -1,11 +1,10 @@
-public import Reports
 
 /// What the engines do with a scan: one MTU for the whole session, the minimum over accepted pairs
 /// within the loss threshold (`ScanPair.usable`).
 public enum SyncedMTU {
-    public static func synced(_ pairs: [ScanPair]) -> ScanReport.Synced {
+    public static func synced(_ pairs: [ScanPair]) -> SyncedSizes {
         let accepted = pairs.filter(\.usable)
-        return ScanReport.Synced(upload: accepted.compactMap { $0.upload?.bytes }.min(),
+        return SyncedSizes(upload: accepted.compactMap { $0.upload?.bytes }.min(),
                                  download: accepted.compactMap { $0.download?.bytes }.min(),
                                  uploadQnameChars: accepted.compactMap { $0.upload?.qnameChars }.min(),
                                  downloadResponseSize: accepted.compactMap { $0.download?.responseSize }.min())
@@ -16,7 +15,7 @@ public enum SyncedMTU {
     /// synced MTU gains at least `minGainUp`/`minGainDown` bytes or `minGainShare` of its value.
     /// Returned apart from `synced` so the user sees what it would cost.
     public static func optimize(_ pairs: [ScanPair], fraction: Double = 0.8, maxDropShare: Double = 0.25,
-                                minGainUp: Int = 24, minGainDown: Int = 64, minGainShare: Double = 0.35) -> ScanReport.Optimized? {
+                                minGainUp: Int = 24, minGainDown: Int = 64, minGainShare: Double = 0.35) -> OptimizedSizes? {
         let accepted = pairs.filter { $0.usable && $0.upload != nil && $0.download != nil }
         guard accepted.count >= 4 else { return nil }
         func p75(_ values: [Int]) -> Double {
@@ -39,7 +38,37 @@ public enum SyncedMTU {
             || Double(gainDown) >= minGainShare * Double(max(oldDown, 1))
         guard worth else { return nil }
         let rule = "drop pairs below \(Int(fraction * 100)) % of the 75th percentile (at most \(Int(maxDropShare * 100)) % of accepted pairs) when the synced MTU gains >= \(minGainUp) B up, >= \(minGainDown) B down or >= \(Int(minGainShare * 100)) %: +\(gainUp) B up, +\(gainDown) B down for \(dropped.count) of \(accepted.count) pairs"
-        return ScanReport.Optimized(upload: newUp, download: newDown,
-                                    dropped: dropped.map { "\($0.resolver) \($0.domain)" }, rule: rule)
+        return OptimizedSizes(upload: newUp, download: newDown,
+                              dropped: dropped.map { "\($0.resolver) \($0.domain)" }, rule: rule)
+    }
+}
+
+/// The synced MTU: the minimum of each size over the accepted pairs.
+public struct SyncedSizes: Codable, Sendable, Hashable {
+    /// Minimum over accepted pairs (MasterDnsVPN's synced MTU), nil when none was accepted.
+    public var upload: Int?
+    public var download: Int?
+    public var uploadQnameChars: Int?
+    public var downloadResponseSize: Int?
+    public init(upload: Int? = nil, download: Int? = nil, uploadQnameChars: Int? = nil, downloadResponseSize: Int? = nil) {
+        self.upload = upload
+        self.download = download
+        self.uploadQnameChars = uploadQnameChars
+        self.downloadResponseSize = downloadResponseSize
+    }
+}
+
+/// What MasterDnsVPN's outlier optimizer would gain by dropping the pairs with the smallest sizes.
+public struct OptimizedSizes: Codable, Sendable, Hashable {
+    public var upload: Int
+    public var download: Int
+    /// The pairs the optimizer would drop ("ip:port domain") and what that costs.
+    public var dropped: [String]
+    public var rule: String
+    public init(upload: Int, download: Int, dropped: [String], rule: String) {
+        self.upload = upload
+        self.download = download
+        self.dropped = dropped
+        self.rule = rule
     }
 }

@@ -1,3 +1,4 @@
+public import ProbeClient
 /// `report compare A B`: what changed between two runs, stage by stage, in lines a person reads.
 public struct ReportComparison: Codable, Sendable, Hashable {
     public static let schemaName = "tunnelprobe.compare/1"
@@ -165,7 +166,6 @@ extension ScanReport {
         guard scans.count >= 2 else { throw MergeError(reason: "merge needs at least two scans") }
         var pairs: [ScanPair] = []
         var listIssues: [String] = []
-        var rejectedBy: [String: Int] = [:]
         var domains: [String] = []
         var resolvers = 0, notTested = 0, queries = 0
         var duration = 0.0
@@ -178,7 +178,6 @@ extension ScanReport {
                 return p
             }
             listIssues += s.input.listIssues.map { "\(s.run.vantage): \($0)" }
-            for (k, v) in s.summary.rejectedBy { rejectedBy[k, default: 0] += v }
             for d in s.settings.domains where !domains.contains(d) { domains.append(d) }
             resolvers += s.input.resolvers
             notTested += s.summary.notTested
@@ -186,19 +185,13 @@ extension ScanReport {
             duration = max(duration, s.summary.durationSeconds)
             sources += s.mergedFrom ?? [s.run]
         }
-        let accepted = pairs.filter(\.accepted)
-        func minimum(_ values: [Int?]) -> Int? { values.compactMap { $0 }.min() }
-        let synced = Synced(upload: minimum(accepted.map { $0.upload?.bytes }),
-                            download: minimum(accepted.map { $0.download?.bytes }),
-                            uploadQnameChars: minimum(accepted.map { $0.upload?.qnameChars }),
-                            downloadResponseSize: minimum(accepted.map { $0.download?.responseSize }))
+        let synced = SyncedMTU.synced(pairs)
         var settings = first.settings
         settings.domains = domains
         var merged = ScanReport(
             run: run, settings: settings, input: InputSummary(resolvers: resolvers, listIssues: listIssues), pairs: pairs,
             synced: synced, optimized: nil,
-            summary: Summary(pairs: pairs.count, accepted: accepted.count, rejected: pairs.count - accepted.count,
-                             notTested: notTested, rejectedBy: rejectedBy, queries: queries, durationSeconds: duration))
+            summary: Summary(of: pairs, notTested: notTested, queries: queries, durationSeconds: duration))
         merged.mergedFrom = sources
         return merged
     }

@@ -188,7 +188,7 @@ struct PathCommand: AsyncParsableCommand {
         let run = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: vantage ?? hostName(),
                           seed: seed, startedAt: ReportWriter.timestamp(started), finishedAt: ReportWriter.timestamp(finished),
                           complete: reason == nil, interruption: reason)
-        let document = PathExport.report(
+        let document = PathReport(
             run: run,
             settings: .init(domain: zone.description, rate: rate, count: perResolver, durationSeconds: duration,
                             uploadCharacters: up, downloadBytes: down, recordType: type.description, tmaxMs: tmax * 1000,

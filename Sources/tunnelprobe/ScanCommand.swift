@@ -228,12 +228,7 @@ extension ScanReport {
             uploadCharacters: .init(min: c.uploadCharacters.lowerBound, max: c.uploadCharacters.upperBound),
             downloadBytes: .init(min: c.downloadBytes.lowerBound, max: c.downloadBytes.upperBound),
             frameOverhead: c.frameOverhead, ednsSize: 4096, maxLoss: c.maxLoss)
-        let rejected = result.pairs.filter { !$0.accepted }
-        let byReason = Dictionary(grouping: rejected, by: { "\($0.stage ?? "?"): \($0.failure ?? "?")" }).mapValues(\.count)
-        var summary = Summary(pairs: result.pairs.count, accepted: result.pairs.count - rejected.count,
-                              rejected: rejected.count, notTested: result.notTested, rejectedBy: byReason,
-                              queries: result.queries, durationSeconds: duration)
-        summary.lossExceeded = result.pairs.filter { $0.accepted && $0.lossExceeded == true }.count
+        let summary = Summary(of: result.pairs, notTested: result.notTested, queries: result.queries, durationSeconds: duration)
         return ScanReport(run: run, settings: settings,
                           input: InputSummary(resolvers: c.resolvers.count, listIssues: list.issues.map(\.description)),
                           pairs: result.pairs, synced: SyncedMTU.synced(result.pairs),

@@ -1,3 +1,4 @@
+import ProbeClient
 import Foundation
 import Reports
 import Testing
