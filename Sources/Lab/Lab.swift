@@ -25,7 +25,8 @@ public enum Lab {
     /// everything created so far is removed before the error is thrown.
     public static func up(_ config: LabConfig, logger: Logger) async throws(LabError) -> LabStatus {
         try config.validate()
-        let tools = try Tools.locate(needUnbound: true)
+        let tools = try Tools.locate(needUnbound: config.software == .unbound)
+        let resolverProgram = config.software == .knot ? try Toolbox.require("kresd", package: "knot-resolver") : tools.unbound
         try SystemCalls.makeDirectories(config.stateRoot, mode: 0o755)
         return try await DirectoryLock.withLock(on: config.stateRoot) { () async throws(LabError) -> LabStatus in
             if let existing = await status(name: config.name, stateRoot: config.stateRoot) {
@@ -41,7 +42,7 @@ public enum Lab {
                 try await teardown(name: config.name, stateRoot: config.stateRoot, ip: tools.ip, logger: logger)
             }
             do throws(LabError) {
-                return try await build(config, tools: tools, logger: logger)
+                return try await build(config, tools: tools, resolverProgram: resolverProgram, logger: logger)
             } catch {
                 logger.info("lab up failed, removing what was built", metadata: ["lab": "\(config.name)", "error": "\(error)"])
                 do {
@@ -54,7 +55,8 @@ public enum Lab {
         }
     }
 
-    private static func build(_ config: LabConfig, tools: Tools, logger: Logger) async throws(LabError) -> LabStatus {
+    private static func build(_ config: LabConfig, tools: Tools, resolverProgram: String,
+                              logger: Logger) async throws(LabError) -> LabStatus {
         let topology = LabTopology(name: config.name)
         let directory = LabState.directory(name: config.name, stateRoot: config.stateRoot)
         let ip = tools.ip
@@ -72,23 +74,9 @@ public enum Lab {
             try await CommandRunner.check([ip] + arguments, logger: logger)
         }
 
-        let unboundConfig = directory + "/unbound.conf"
-        try SystemCalls.writeFile(
-            unboundConfig,
-            UnboundConfiguration(config: config, stateDirectory: directory).rendered(),
-            mode: 0o644
-        )
-        logger.info("starting unbound", metadata: ["lab": "\(config.name)"])
-        let unbound = try await startDaemon(
-            role: "unbound",
-            argv: [tools.unbound, "-d", "-c", unboundConfig],
-            in: topology.namespace(.resolver),
-            directory: directory,
-            ip: ip,
-            state: &state,
-            logger: logger
-        )
-        try await waitForResolver(unbound, topology: topology)
+        let resolver = try await startResolver(config, program: resolverProgram, topology: topology, directory: directory,
+                                               ip: ip, state: &state, logger: logger)
+        try await waitForResolver(resolver, software: config.software, topology: topology)
 
         logger.info("starting responder", metadata: ["lab": "\(config.name)"])
         let listen = "\(LabTopology.serverAddress):\(LabTopology.dnsPort)"
@@ -138,16 +126,38 @@ public enum Lab {
         return daemon
     }
 
-    /// Ready when unbound answers from the client namespace on its own address and on an alias.
-    private static func waitForResolver(_ daemon: LabState.Daemon, topology: LabTopology) async throws(LabError) {
+    /// Writes the resolver's configuration and starts it (unbound, or kresd for knot-resolver).
+    private static func startResolver(_ config: LabConfig, program: String, topology: LabTopology, directory: String,
+                                      ip: String, state: inout LabState, logger: Logger) async throws(LabError) -> LabState.Daemon {
+        let argv: [String]
+        switch config.software {
+        case .unbound:
+            let path = directory + "/unbound.conf"
+            try SystemCalls.writeFile(path, UnboundConfiguration(config: config, stateDirectory: directory).rendered(), mode: 0o644)
+            argv = [program, "-d", "-c", path]
+        case .knot:
+            let path = directory + "/kresd.conf"
+            try SystemCalls.writeFile(path, KnotConfiguration(config: config, stateDirectory: directory).rendered(), mode: 0o644)
+            argv = [program, "-n", "-c", path, directory]
+        }
+        logger.info("starting \(config.software.role)", metadata: ["lab": "\(config.name)"])
+        return try await startDaemon(role: config.software.role, argv: argv, in: topology.namespace(.resolver),
+                                     directory: directory, ip: ip, state: &state, logger: logger)
+    }
+
+    /// Ready when the resolver answers from the client namespace on its own address and (unbound)
+    /// on an alias.
+    private static func waitForResolver(_ daemon: LabState.Daemon, software: LabConfig.ResolverSoftware,
+                                        topology: LabTopology) async throws(LabError) {
         let clock = ContinuousClock()
         let deadline = clock.now + startDeadline
         let clientNamespace = topology.namespacePath(.client)
-        let targets = [LabTopology.resolverClientSideAddress, aliasProbeAddress]
+        let targets = software == .unbound ? [LabTopology.resolverClientSideAddress, aliasProbeAddress]
+            : [LabTopology.resolverClientSideAddress]
         var answered: Set<String> = []
         while true {
             guard daemon.isRunning else {
-                throw LabError(.startFailed, "unbound exited during start: \(lastLogLine(daemon.log))")
+                throw LabError(.startFailed, "\(daemon.role) exited during start: \(lastLogLine(daemon.log))")
             }
             for target in targets where !answered.contains(target) {
                 let reply = try? await DNSProbe.query(
@@ -161,7 +171,7 @@ public enum Lab {
                 let missing = targets.filter { !answered.contains($0) }.joined(separator: " and ")
                 throw LabError(
                     .startFailed,
-                    "unbound did not answer on \(missing) port \(LabTopology.dnsPort) within \(startDeadline): \(lastLogLine(daemon.log))"
+                    "\(daemon.role) did not answer on \(missing) port \(LabTopology.dnsPort) within \(startDeadline): \(lastLogLine(daemon.log))"
                 )
             }
             try? await Task.sleep(for: .milliseconds(100))
@@ -314,7 +324,7 @@ public enum Lab {
         let roles = Set(processes.map(\.role))
         let impaired = state?.config.impairCommand != nil
         let healthy = namespacesPresent.count == Role.allCases.count
-            && roles == (impaired ? ["unbound", "responder", LabImpairment.role] : ["unbound", "responder"])
+            && roles == Set([state?.config.software.role ?? "unbound", "responder"] + (impaired ? [LabImpairment.role] : []))
             && processes.allSatisfy(\.running)
         return LabStatus(
             name: name,

@@ -7,9 +7,36 @@ public struct LabConfig: Sendable, Codable, Hashable {
     public var name: String
     /// The zone the resolver delegates to the responder with a `stub-zone`.
     public var domain: String
-    /// unbound `max-udp-size`: the largest UDP response the resolver sends to the client; larger
-    /// answers come back with TC set. `nil` keeps unbound's default (4096 in 1.17).
+    /// The largest UDP response the resolver sends to the client; larger answers come back with TC
+    /// set (unbound `max-udp-size`, knot-resolver the first argument of `net.bufsize`). `nil` keeps
+    /// the software's default (unbound 1.17: 4096; knot-resolver 5.6: 1232).
     public var resolverUDPLimit: Int?
+    /// The resolver program; nil means unbound (labs made before knot-resolver could be chosen).
+    public var resolverSoftware: ResolverSoftware?
+    /// The EDNS UDP size the resolver advertises upstream (RFC 6891 6.2.3; unbound
+    /// `edns-buffer-size`, knot-resolver the second argument of `net.bufsize`). nil keeps what the
+    /// lab always used: 4096 for unbound (so the responder may send large answers), knot-resolver's
+    /// default (1232) for knot.
+    public var resolverUpstreamEDNS: Int?
+
+    /// The recursive resolvers a lab can run.
+    public enum ResolverSoftware: String, Sendable, Codable, Hashable, CaseIterable {
+        /// NLnet Labs unbound (Debian `unbound`).
+        case unbound
+        /// CZ.NIC Knot Resolver, `kresd` (Debian `knot-resolver`).
+        case knot
+
+        /// The daemon's role in the lab state and status.
+        public var role: String {
+            switch self {
+            case .unbound: "unbound"
+            case .knot: "kresd"
+            }
+        }
+    }
+
+    /// The resolver this configuration runs.
+    public var software: ResolverSoftware { resolverSoftware ?? .unbound }
     /// unbound `use-caps-for-id` (0x20 case randomisation of upstream queries).
     public var resolverCapsForID: Bool
     /// unbound `qname-minimisation` (RFC 9156); on by default as in unbound.
@@ -48,8 +75,12 @@ public struct LabConfig: Sendable, Codable, Hashable {
         stateRoot: String = LabConfig.defaultStateRoot,
         responderReadiness: ResponderReadiness = .udpListening,
         impairCommand: [String]? = nil,
-        tunnelDomain: String? = nil
+        tunnelDomain: String? = nil,
+        resolverSoftware: ResolverSoftware? = nil,
+        resolverUpstreamEDNS: Int? = nil
     ) {
+        self.resolverSoftware = resolverSoftware
+        self.resolverUpstreamEDNS = resolverUpstreamEDNS
         self.name = name
         self.domain = domain
         self.resolverUDPLimit = resolverUDPLimit
@@ -65,6 +96,8 @@ public struct LabConfig: Sendable, Codable, Hashable {
     /// The accepted range of `resolverUDPLimit`. unbound takes smaller values, but then even a TC
     /// reply with a long question no longer fits.
     public static let udpLimitRange = 128...65535
+    /// RFC 6891 6.2.5: values below 512 are treated as 512.
+    public static let upstreamEDNSRange = 512...65535
 
     /// Throws the first thing wrong with the configuration.
     public func validate() throws(LabError) {
@@ -77,6 +110,13 @@ public struct LabConfig: Sendable, Codable, Hashable {
                 .invalidConfig,
                 "resolver UDP limit \(limit) is outside \(LabConfig.udpLimitRange.lowerBound)...\(LabConfig.udpLimitRange.upperBound)"
             )
+        }
+        if let size = resolverUpstreamEDNS, !LabConfig.upstreamEDNSRange.contains(size) {
+            throw LabError(.invalidConfig,
+                           "resolver upstream EDNS size \(size) is outside \(LabConfig.upstreamEDNSRange.lowerBound)...\(LabConfig.upstreamEDNSRange.upperBound)")
+        }
+        if software == .knot, tunnelDomain != nil {
+            throw LabError(.invalidConfig, "the tunnel servers run behind unbound only (its split-name rules); drop the tunnel domain or use unbound")
         }
         if let tunnel = tunnelDomain {
             if let problem = LabConfig.domainProblem(tunnel) {

@@ -2,6 +2,7 @@
 struct UnboundConfiguration: Sendable, Hashable {
     var domain: String
     var udpLimit: Int?
+    var upstreamEDNS: Int?
     var capsForID: Bool
     var qnameMinimisation: Bool
     var stateDirectory: String
@@ -12,6 +13,7 @@ struct UnboundConfiguration: Sendable, Hashable {
         domain = config.domain
         tunnelDomain = config.tunnelDomain
         udpLimit = config.resolverUDPLimit
+        upstreamEDNS = config.resolverUpstreamEDNS
         capsForID = config.resolverCapsForID
         qnameMinimisation = config.qnameMinimisation
         self.stateDirectory = stateDirectory
@@ -42,8 +44,9 @@ struct UnboundConfiguration: Sendable, Hashable {
             "do-ip6: no",
             "access-control: \(LabTopology.clientSubnet) allow",
             "module-config: \"iterator\"",
-            // Advertised upstream, so the responder may send large answers.
-            "edns-buffer-size: 4096",
+            // Advertised upstream: 4096 unless told, so the responder may send large answers; a lab
+            // that models a stock unbound sets 1232 (its default since 1.12, DNS Flag Day 2020).
+            "edns-buffer-size: \(upstreamEDNS ?? 4096)",
             // A responder that was down or dropped probes must not be skipped for infra-host-ttl.
             "infra-keep-probing: yes",
             "qname-minimisation: \(capsOrNo(qnameMinimisation))",

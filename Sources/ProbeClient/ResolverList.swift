@@ -115,6 +115,10 @@ public struct ResolverList: Sendable {
     /// One entry: returns its addresses and, for a CIDR block cut at the cap, a warning.
     public static func parse(entry: String, defaultPort: Int = 53,
                              cidrCap: Int = defaultCIDRCap) throws(EntryError) -> ([ResolverAddress], String?) {
+        // inet_pton reads a C string: an embedded NUL would cut the entry short and let junk pass.
+        guard entry.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
+            throw EntryError(reason: "control character in the entry")
+        }
         var host = entry
         var port = defaultPort
         if entry.hasPrefix("[") {

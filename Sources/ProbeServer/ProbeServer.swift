@@ -43,42 +43,63 @@ public final class ProbeServer: Sendable {
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
     }
 
-    /// Binds every address; returns the bound addresses (port 0 becomes the real port).
+    /// Binds every address, UDP and TCP on the same port; returns the bound addresses (port 0
+    /// becomes the real port, one both transports could take).
     public func start(listen addresses: [SocketAddress]) async throws -> [SocketAddress] {
         var bound: [SocketAddress] = []
         for address in addresses {
-            let handler: @Sendable () -> ResponderHandler = { [responder, rateLimit, logger, stats] in
-                ResponderHandler(responder: responder, limiter: SourceRateLimiter(ratePerSecond: rateLimit),
-                                 logger: logger, stats: stats)
-            }
-            let channel = try await DatagramBootstrap(group: group)
-                .channelOption(.socketOption(.so_reuseaddr), value: 1)
-                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 65_536))
-                .channelOption(.maxMessagesPerRead, value: 16)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler()) }
+            // Port 0: the port the kernel gives UDP may be taken for TCP; try another one then.
+            var attempt = 0
+            while true {
+                attempt += 1
+                let udp = try await bindUDP(address)
+                guard let local = udp.localAddress else {
+                    try? await udp.close()
+                    throw ChannelError.unknownLocalAddress
                 }
-                .bind(to: address).get()
-            channels.withLockedValue { $0.append(channel) }
-            guard let local = channel.localAddress else { continue }
-            bound.append(local)
-            // TCP on the very port UDP got, so port 0 gives one port for both.
-            let tcp: @Sendable () -> TCPConnectionHandler = { [responder, tcpLimits, openTCP, stats, logger] in
-                TCPConnectionHandler(responder: responder, limits: tcpLimits, open: openTCP, stats: stats, logger: logger)
-            }
-            let listener = try await ServerBootstrap(group: group)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .serverChannelOption(.backlog, value: 1024)
-                .childChannelOption(.allowRemoteHalfClosure, value: true)
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-                .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(tcp()) }
+                do {
+                    let tcp = try await bindTCP(local)
+                    channels.withLockedValue { $0 += [udp, tcp] }
+                    bound.append(local)
+                    logger.info("listening", metadata: ["address": "\(local)", "transports": "udp tcp"])
+                    break
+                } catch {
+                    try? await udp.close()
+                    guard address.port == 0, attempt < 16 else { throw error }
                 }
-                .bind(to: local).get()
-            channels.withLockedValue { $0.append(listener) }
-            logger.info("listening", metadata: ["address": "\(local)", "transports": "udp tcp"])
+            }
         }
         return bound
+    }
+
+    private func bindUDP(_ address: SocketAddress) async throws -> any Channel {
+        let handler: @Sendable () -> ResponderHandler = { [responder, rateLimit, logger, stats] in
+            ResponderHandler(responder: responder, limiter: SourceRateLimiter(ratePerSecond: rateLimit),
+                             logger: logger, stats: stats)
+        }
+        return try await DatagramBootstrap(group: group)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 65_536))
+            .channelOption(.maxMessagesPerRead, value: 16)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler()) }
+            }
+            .bind(to: address).get()
+    }
+
+    private func bindTCP(_ address: SocketAddress) async throws -> any Channel {
+        let tcp: @Sendable () -> TCPConnectionHandler = { [responder, tcpLimits, openTCP, stats, logger] in
+            TCPConnectionHandler(responder: responder, limits: tcpLimits, open: openTCP, stats: stats, logger: logger)
+        }
+        return try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(.backlog, value: 1024)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(tcp()) }
+            }
+            .bind(to: address).get()
     }
 
     /// Waits until every channel is closed (by `stop()` or an error).

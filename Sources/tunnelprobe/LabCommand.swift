@@ -71,11 +71,20 @@ extension LabCommand {
 
         @OptionGroup var lab: LabSelection
 
-        @Option(help: "The domain unbound delegates to the responder.")
+        @Option(help: "The domain the resolver delegates to the responder.")
         var domain = "vpn.lab.test"
 
-        @Option(help: "Largest UDP response unbound sends the client (unbound max-udp-size); larger answers get TC.")
+        @Option(help: "The resolver: unbound or knot (Knot Resolver, kresd; Debian knot-resolver).")
+        var resolverSoftware: String = "unbound"
+
+        @Option(help: "Largest UDP response the resolver sends the client (unbound max-udp-size, knot net.bufsize); larger answers get TC.")
         var resolverUDPLimit: Int?
+
+        @Option(help: "EDNS UDP size the resolver advertises upstream (unbound edns-buffer-size, default here 4096; knot default 1232).")
+        var resolverUpstreamEdns: Int?
+
+        @Option(help: "Arguments for the lab's `serve`, in one string, e.g. \"--edns ignore\".")
+        var serveArguments: String?
 
         @Flag(help: "Enable unbound use-caps-for-id (0x20 case randomisation of upstream queries).")
         var resolverCapsForID = false
@@ -93,6 +102,12 @@ extension LabCommand {
         var json = false
 
         func validate() throws {
+            guard LabConfig.ResolverSoftware(rawValue: resolverSoftware) != nil else {
+                throw ValidationError("--resolver-software must be unbound or knot")
+            }
+            if let size = resolverUpstreamEdns, !LabConfig.upstreamEDNSRange.contains(size) {
+                throw ValidationError("--resolver-upstream-edns must be within \(LabConfig.upstreamEDNSRange.lowerBound)...\(LabConfig.upstreamEDNSRange.upperBound)")
+            }
             if let limit = resolverUDPLimit, !LabConfig.udpLimitRange.contains(limit) {
                 throw ValidationError(
                     "--resolver-udp-limit must be within \(LabConfig.udpLimitRange.lowerBound)...\(LabConfig.udpLimitRange.upperBound)"
@@ -126,10 +141,13 @@ extension LabCommand {
                 resolverCapsForID: resolverCapsForID,
                 qnameMinimisation: qnameMinimisation,
                 // All probes reach the responder from the lab resolver alone: no per-source limit there.
-                serverCommand: [LabCLI.currentExecutable(), "serve", "--rate-limit", "0"],
+                serverCommand: [LabCLI.currentExecutable(), "serve", "--rate-limit", "0"]
+                    + (serveArguments?.split(whereSeparator: \.isWhitespace).map(String.init) ?? []),
                 stateRoot: lab.stateRoot,
                 impairCommand: impairCommand,
-                tunnelDomain: tunnelDomain
+                tunnelDomain: tunnelDomain,
+                resolverSoftware: LabConfig.ResolverSoftware(rawValue: resolverSoftware) == .knot ? .knot : nil,
+                resolverUpstreamEDNS: resolverUpstreamEdns
             )
             let status: LabStatus
             do {
@@ -256,7 +274,7 @@ enum LabCLI {
     }
 
     static func describe(_ status: LabStatus) -> String {
-        let limit = status.resolverUDPLimit.map { "\($0) bytes" } ?? "unbound default"
+        let limit = status.resolverUDPLimit.map { "\($0) bytes" } ?? "the resolver's default"
         var text = "lab \(status.name): \(status.healthy ? "healthy" : "NOT healthy")\n"
         text += "  namespaces  client \(status.namespaces.client), resolver \(status.namespaces.resolver), server \(status.namespaces.server)\n"
         text += "  client      \(status.clientAddress)\n"

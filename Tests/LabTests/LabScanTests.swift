@@ -70,7 +70,7 @@ struct LabScanTests {
                 #expect(pair.accepted, "\(address): \(pair.reason ?? "")")
                 let size = try #require(pair.download?.responseSize)
                 #expect(size <= limit && size >= limit - 2, "limit \(limit): response \(size)")
-                #expect(pair.download?.limitedBy == "tc")
+                #expect(pair.download?.limitedBy == .resolverLimit)
                 #expect(pair.upload?.payloadChars == 237 && pair.upload?.qnameChars == 253 && pair.upload?.bytes == 148)
             }
             let silent = try #require(report.pairs.first { $0.resolver == "198.18.0.99:53" })

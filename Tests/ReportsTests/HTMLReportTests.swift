@@ -76,7 +76,7 @@ import TestSupport
         b.pairs[0].download?.bytes = 700
         b.pairs[1] = ScanPair(resolver: "203.0.113.9:53", domain: "vpn.lab.test", accepted: true,
                               upload: .init(bytes: 100, qnameChars: 200, payloadChars: 160, encoding: "base32", limitedBy: nil, caseChanged: false),
-                              download: .init(bytes: 500, responseSize: 700, recordType: "TXT", limitedBy: "tc"), rttMs: 3, queries: 20)
+                              download: .init(bytes: 500, responseSize: 700, recordType: "TXT", limitedBy: .resolverLimit), rttMs: 3, queries: 20)
         b.synced = .init(upload: 100, download: 500, uploadQnameChars: 200, downloadResponseSize: 700)
         b.summary.accepted = 2
         let da = try Self.tempDirectory("a"), db = try Self.tempDirectory("b")

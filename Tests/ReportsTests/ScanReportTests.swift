@@ -9,7 +9,7 @@ import TestSupport
         let pairs = [
             ScanPair(resolver: "198.51.100.7:53", domain: "vpn.lab.test", accepted: true,
                      upload: .init(bytes: 148, qnameChars: 253, payloadChars: 237, encoding: "base32", limitedBy: nil, caseChanged: false),
-                     download: .init(bytes: 900, responseSize: 1232, recordType: "TXT", limitedBy: "tc"),
+                     download: .init(bytes: 900, responseSize: 1232, recordType: "TXT", limitedBy: .resolverLimit),
                      rttMs: 1.5, confirmation: .init(sent: 6, succeeded: 6), queries: 20),
             ScanPair(resolver: "203.0.113.9:53", domain: "vpn.lab.test", accepted: false, stage: "reachability",
                      reason: "reachability: timeout", failure: "timeout", queries: 2),
