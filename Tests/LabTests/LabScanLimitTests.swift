@@ -3,10 +3,11 @@ import Lab
 import Logging
 import Reports
 import Testing
+import TestSupport
 
 /// A lab of `config` for `body`, always taken down afterwards.
 func withLab(config: LabConfig, _ body: (LabStatus) async throws -> Void) async throws {
-    try ScanLabGate.check()
+    try LabGate.labWithBinary.check()
     let logger = Logger(label: "lab-test")
     let status = try await Lab.up(config, logger: logger)
     do {
@@ -22,14 +23,14 @@ func withLab(config: LabConfig, _ body: (LabStatus) async throws -> Void) async 
 func scanLabName() -> String { "k" + String(UInt32.random(in: 0...UInt32.max), radix: 36).prefix(7) }
 
 /// The responder the scan labs run, with extra `serve` flags.
-func serveCommand(_ extra: [String] = []) -> [String] { [ScanLabGate.binary, "serve", "--rate-limit", "0"] + extra }
+func serveCommand(_ extra: [String] = []) -> [String] { [TestEnvironment.binary, "serve", "--rate-limit", "0"] + extra }
 
 /// A scan in the lab's client namespace; returns its report and its export files by name.
 func scanWithExports(_ lab: LabStatus, _ extra: [String]) throws -> (ScanReport, [String: String]) {
     let out = FileManager.default.temporaryDirectory.appendingPathComponent("tp-scan-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: out) }
     let argv = Lab.namespaceCommand(name: lab.name, role: .client, command: [
-        ScanLabGate.binary, "scan", "--domain", lab.domain, "--key-file", lab.keyFile, "--out", out, "--quiet", "--seed", "1",
+        TestEnvironment.binary, "scan", "--domain", lab.domain, "--key-file", lab.keyFile, "--out", out, "--quiet", "--seed", "1",
     ] + extra)
     let r = try run(argv)
     #expect(r.status == 0 || r.status == 1, "scan exited \(r.status): \(r.stderr)")
@@ -41,7 +42,7 @@ func scanWithExports(_ lab: LabStatus, _ extra: [String]) throws -> (ScanReport,
     return (report, files)
 }
 
-@Suite(.serialized, .enabled(if: ScanLabGate.runs, "lab needs root, unbound, knot-resolver, iproute2 and a built binary"))
+@Suite(.serialized, .enabled(if: LabGate.labWithBinary.runs, "lab needs root, unbound, knot-resolver, iproute2 and a built binary"))
 struct LabScanLimitTests {
     /// Through knot-resolver (kresd) at its default (1232 both ways) and at a limit no other test
     /// uses (1111 toward the client), the pair is accepted and the response size is what knot
@@ -101,7 +102,7 @@ struct LabScanLimitTests {
     /// takes it back.
     @Test(.timeLimit(.minutes(5))) func aResolverDroppingEverySecondQueryIsFlagged() async throws {
         let config = LabConfig(name: scanLabName(), serverCommand: serveCommand(),
-                               impairCommand: [ScanLabGate.binary, "impair", "--up-ge", "p=1,r=1", "--quiet"])
+                               impairCommand: [TestEnvironment.binary, "impair", "--up-ge", "p=1,r=1", "--quiet"])
         try await withLab(config: config) { lab in
             let lossyAddress = try #require(lab.impairedResolverAddress)
             let resolvers = ["--resolver", lab.resolverAddress, "--resolver", lossyAddress, "--timeout", "0.5"]
@@ -150,7 +151,7 @@ struct LabScanLimitTests {
         try await withLab(config: config) { lab in
             let out = FileManager.default.temporaryDirectory.appendingPathComponent("tp-path-\(UUID().uuidString)").path
             defer { try? FileManager.default.removeItem(atPath: out) }
-            let base = [ScanLabGate.binary, "path", "--domain", lab.domain, "--key-file", lab.keyFile, "--out", out]
+            let base = [TestEnvironment.binary, "path", "--domain", lab.domain, "--key-file", lab.keyFile, "--out", out]
             let started = Date()
             let r = try run(Lab.namespaceCommand(name: lab.name, role: .client, command: base + [
                 "--resolver", lab.resolverAddress, "--duration", "2", "--rate", "10", "--tmax", "1",

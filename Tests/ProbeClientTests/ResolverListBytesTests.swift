@@ -1,3 +1,4 @@
+import Base
 import ProbeClient
 import Testing
 
