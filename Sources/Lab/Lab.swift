@@ -1,4 +1,5 @@
 public import Logging
+import Foundation
 
 /// The namespace testbed: a client namespace where scans run, a resolver namespace with a real
 /// unbound, and a server namespace with the probe responder. See `LabTopology` for the wiring.
@@ -29,6 +30,7 @@ public enum Lab {
         let resolverProgram = config.software == .knot ? try Toolbox.require("kresd", package: "knot-resolver") : tools.unbound
         try SystemCalls.makeDirectories(config.stateRoot, mode: 0o755)
         return try await DirectoryLock.withLock(on: config.stateRoot) { () async throws(LabError) -> LabStatus in
+            await reclaimOrphanBuilds(stateRoot: config.stateRoot, ip: tools.ip, logger: logger)
             if let existing = await status(name: config.name, stateRoot: config.stateRoot) {
                 let directory = LabState.directory(name: config.name, stateRoot: config.stateRoot)
                 if existing.healthy, LabState.load(directory: directory)?.config == config {
@@ -62,7 +64,12 @@ public enum Lab {
         let ip = tools.ip
         try SystemCalls.makeDirectories(directory, mode: 0o755)
         var state = LabState(config: config)
-        // Saved first, so that a lab killed half-way is still recognised by `status`.
+        state.builderPID = SystemCalls.currentProcessID
+        state.builderStartTime = SystemCalls.process(SystemCalls.currentProcessID)?.startTime
+        state.builderPIDNamespace = SystemCalls.identity("/proc/self/ns/pid")?.inode
+        state.built = false
+        // Saved first, so that a lab killed half-way is still recognised by `status` and removed
+        // by the next `up` or `down` once its builder is gone.
         try state.save(directory: directory)
         try SystemCalls.writeFile(keyPath(directory), randomKeyText(), mode: 0o600)
 
@@ -97,6 +104,10 @@ public enum Lab {
 
         guard let status = await status(name: config.name, stateRoot: config.stateRoot), status.healthy else {
             throw LabError(.startFailed, "lab \(config.name) is not healthy right after start (see \(directory))")
+        }
+        if var saved = LabState.load(directory: directory) {
+            saved.built = true
+            try saved.save(directory: directory)
         }
         logger.notice("lab up", metadata: ["lab": "\(config.name)", "state": "\(directory)"])
         return status
@@ -246,10 +257,24 @@ public enum Lab {
         let tools = try Tools.locate(needUnbound: false)
         if SystemCalls.exists(stateRoot) {
             try await DirectoryLock.withLock(on: stateRoot) { () async throws(LabError) in
+                await reclaimOrphanBuilds(stateRoot: stateRoot, ip: tools.ip, logger: logger)
                 try await teardown(name: name, stateRoot: stateRoot, ip: tools.ip, logger: logger)
             }
         } else {
             try await teardown(name: name, stateRoot: stateRoot, ip: tools.ip, logger: logger)
+        }
+    }
+
+    /// Removes every lab under `stateRoot` whose `lab up` died before the lab was built (its
+    /// builder pid no longer runs with the recorded start time). Built labs are meant to outlive
+    /// `lab up` and are never touched; nor is a lab still being built. Called with the lock held.
+    static func reclaimOrphanBuilds(stateRoot: String, ip: String, logger: Logger) async {
+        for entry in ((try? FileManager.default.contentsOfDirectory(atPath: stateRoot)) ?? []).sorted() {
+            guard (try? LabConfig.validate(name: entry)) != nil,
+                  let state = LabState.load(directory: LabState.directory(name: entry, stateRoot: stateRoot)),
+                  state.config.name == entry, state.isOrphanBuild else { continue }
+            logger.notice("reclaiming a lab whose `lab up` was killed", metadata: ["lab": "\(entry)", "builder": "\(state.builderPID ?? 0)"])
+            try? await teardown(name: entry, stateRoot: stateRoot, ip: ip, logger: logger)
         }
     }
 

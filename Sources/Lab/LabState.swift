@@ -18,6 +18,13 @@ struct LabState: Sendable, Codable, Hashable {
     var version = LabState.version
     var config: LabConfig
     var daemons: [Daemon] = []
+    /// The `lab up` that is building the lab (pid, start time, PID namespace inode) and whether it
+    /// finished: a lab whose builder died before `built` is an orphan the next `lab up`/`down`
+    /// removes. Labs saved before these fields existed have them nil and are never reclaimed.
+    var builderPID: Int32?
+    var builderStartTime: UInt64?
+    var builderPIDNamespace: UInt64?
+    var built: Bool?
 
     static func directory(name: String, stateRoot: String) -> String {
         (stateRoot.hasSuffix("/") ? String(stateRoot.dropLast()) : stateRoot) + "/" + name
@@ -40,6 +47,17 @@ struct LabState: Sendable, Codable, Hashable {
             throw LabError(.commandFailed, "cannot encode the lab state: \(error)")
         }
         try SystemCalls.writeFile(LabState.path(directory: directory), text, mode: 0o644)
+    }
+}
+
+extension LabState {
+    /// A build that provably died half-way: not finished, and its builder is gone (no process
+    /// with that pid and start time in this PID namespace).
+    var isOrphanBuild: Bool {
+        guard built == false, let pid = builderPID, let start = builderStartTime, start != 0 else { return false }
+        if let recorded = builderPIDNamespace, recorded != SystemCalls.identity("/proc/self/ns/pid")?.inode { return false }
+        guard let snapshot = SystemCalls.process(pid) else { return true }
+        return !(snapshot.isAlive && snapshot.startTime == start)
     }
 }
 

@@ -22,7 +22,16 @@ enum Host {
         var error: String
     }
 
+    /// Runs `argv` to its end. A detached task, so a cancelled run (SIGINT) never cuts an `ip` or
+    /// `nft` step in half: the caller checks cancellation between steps.
     static func run(_ argv: [String]) async throws(VerifyError) -> Outcome {
+        let result = await Task.detached { () async -> Result<Outcome, VerifyError> in
+            do throws(VerifyError) { return .success(try await runHere(argv)) } catch { return .failure(error) }
+        }.value
+        return try result.get()
+    }
+
+    private static func runHere(_ argv: [String]) async throws(VerifyError) -> Outcome {
         do {
             let result = try await Subprocess.run(
                 .path(.init(argv[0])),
@@ -64,6 +73,17 @@ enum Host {
         FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// Writes `text` to a temporary file beside `path` and renames it over `path`, so a reader
+    /// (another run reclaiming orphans) sees the old or the new content, never half of one.
+    static func replaceFile(_ path: String, _ text: String) throws(VerifyError) {
+        let temporary = path + ".tmp-\(getpid())"
+        try writeFile(temporary, text)
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw VerifyError(.sandboxFailed, "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
     static func writeFile(_ path: String, _ text: String, mode: Int = 0o644) throws(VerifyError) {
         let ok = FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: mode])
         guard ok else { throw VerifyError(.sandboxFailed, "cannot write \(path)") }
@@ -88,6 +108,13 @@ enum Host {
         }
     }
 
+    /// Seconds since `path` was last modified, `nil` when it does not exist.
+    static func age(_ path: String) -> Double? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return Date().timeIntervalSince1970 - Double(info.st_mtim.tv_sec)
+    }
+
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
@@ -98,6 +125,9 @@ enum Host {
         guard pid > 1, let stat = ProcessStat.of(pid), stat.isAlive else { return nil }
         return stat.startTime
     }
+
+    /// This process's PID namespace: a pid recorded in another one means nothing here.
+    static var pidNamespace: UInt64? { inode("/proc/self/ns/pid") }
 
     /// The inode that names a namespace (of a mount point or a /proc/PID/ns link).
     static func inode(_ path: String) -> UInt64? {

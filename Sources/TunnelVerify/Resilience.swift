@@ -71,8 +71,15 @@ public enum Resilience {
     public static func run(_ configuration: ResilienceConfiguration, run info: RunInfo) async throws(VerifyError) -> ResilienceReport {
         let (engine, tools) = try prepare(configuration)
         let sandbox = Sandbox(stateRoot: configuration.stateRoot)
-        try await sandbox.create(dnsServers: configuration.profile.dns, tools: tools)
         var session = ResilienceSession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox)
+        do {
+            try await sandbox.create(dnsServers: configuration.profile.dns, tools: tools)
+        } catch where error.code == .interrupted {
+            // SIGINT while the sandbox was built: nothing is left, the report is empty and incomplete.
+            session.interrupted = true
+            session.notes.append(error.message)
+            return session.report(info: info)
+        }
         await session.execute()
         let finished = session
         // The engine's own words (reconnect attempts, its view of an outage) stay with the report.
@@ -168,6 +175,7 @@ struct ResilienceSession: Sendable {
         let deadline = launched + configuration.deadline
         guard let program = tools.engine else { throw StartFailure(reason: "no engine program") }
         let argv = [tools.ip, "netns", "exec", sandbox.namespace] + engine.argv(program: program, sandbox: sandbox)
+        sandbox.recordStep("engine")
         let process = EngineProcess(argv: argv, log: sandbox.directory + "/engine-\(starts).log")
         var pid: Int32?
         while clock.now < launched + .seconds(2), process.exitStatus == nil {

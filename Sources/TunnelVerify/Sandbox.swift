@@ -55,23 +55,42 @@ public struct Sandbox: Sendable, Hashable {
     // MARK: - create
 
     /// Builds the namespace, the veth pair, NAT, the uplink's default routes, resolv.conf and the
-    /// TUN. On failure everything made so far is removed before the error is thrown.
+    /// TUN. The state (owner pid and start time, then each step's name) is on disk before each step
+    /// that creates something, so a run killed at any moment leaves a record of what to remove.
+    /// Cancellation (SIGINT) is honoured between steps: `.interrupted` is thrown. On any failure
+    /// everything made so far is removed before the error is thrown.
     func create(dnsServers: [String], tools: Tools) async throws(VerifyError) {
+        // What earlier runs killed hard left behind (their owners are dead) goes first.
+        for root in Set([stateRoot, Sandbox.defaultStateRoot]).sorted() { _ = await Sandbox.reclaimOrphans(stateRoot: root) }
+        if Task.isCancelled { throw VerifyError(.interrupted, "interrupted before the sandbox was built") }
+        let me = getpid()
+        guard let started = Host.startTime(of: me) else { throw VerifyError(.sandboxFailed, "cannot read /proc/\(me)/stat") }
+        var state = SandboxState(id: id, ownerPID: me, ownerStartTime: started)
+        state.pidNamespace = Host.pidNamespace
+        // The directory and the state come first: nothing is created before they exist.
         try Host.makeDirectory(directory)
-        var state = SandboxState(id: id, ownerPID: getpid(), ownerStartTime: Host.startTime(of: getpid()) ?? 0)
+        try state.save(directory)
         state.callerNamespace = await Sandbox.callerNamespace(ip: tools.ip)
         try state.save(directory)
         do {
             try await build(dnsServers: dnsServers, tools: tools, state: &state)
         } catch {
-            await destroy(tools: tools)
+            // A fresh task: the removal must not see the cancellation that may have ended the build.
+            await Task.detached { await destroy(tools: tools) }.value
             throw error
         }
     }
 
     private func build(dnsServers: [String], tools: Tools, state: inout SandboxState) async throws(VerifyError) {
         let ip = tools.ip
+        let directory = directory
+        func step(_ name: String, _ state: inout SandboxState) throws(VerifyError) {
+            if Task.isCancelled { throw VerifyError(.interrupted, "interrupted while the sandbox was built (before \(name))") }
+            try state.begin(name, in: directory)
+        }
+        try step("netns", &state)
         try await Host.check([ip, "netns", "add", namespace])
+        try step("veth", &state)
         try await Host.check([ip, "link", "add", "name", hostLink, "type", "veth", "peer", "name", uplink, "netns", namespace])
         let steps: [[String]] = [
             [ip, "address", "add", hostAddress + "/30", "dev", hostLink],
@@ -83,10 +102,14 @@ public struct Sandbox: Sendable, Hashable {
             [ip, "-n", namespace, "link", "set", uplink, "up"],
             [ip, "-n", namespace, "route", "add", "default", "via", hostAddress, "dev", uplink, "metric", "\(Sandbox.uplinkMetric)"],
             [ip, "-n", namespace, "-6", "route", "add", "default", "via", hostAddress6, "dev", uplink, "metric", "\(Sandbox.uplinkMetric)"],
-            [ip, "-n", namespace, "tuntap", "add", "dev", tunDevice, "mode", "tun"],
-            [ip, "-n", namespace, "link", "set", tunDevice, "up"],
         ]
-        for step in steps { try await Host.check(step) }
+        for command in steps {
+            if Task.isCancelled { throw VerifyError(.interrupted, "interrupted while the sandbox was built") }
+            try await Host.check(command)
+        }
+        try step("tun", &state)
+        try await Host.check([ip, "-n", namespace, "tuntap", "add", "dev", tunDevice, "mode", "tun"])
+        try await Host.check([ip, "-n", namespace, "link", "set", tunDevice, "up"])
 
         // NAT towards whatever the caller's namespace routes to (RFC 3022 masquerading).
         let forwarding = "/proc/sys/net/ipv4/ip_forward"
@@ -96,7 +119,7 @@ public struct Sandbox: Sendable, Hashable {
             .compactMap { SandboxState.load(stateRoot + "/" + $0) }
             .first { $0.ownerAlive && $0.callerNamespace == state.callerNamespace }?.forwardingBefore
         state.forwardingBefore = inherited ?? Host.readText(forwarding)?.trimmingCharacters(in: .whitespacesAndNewlines)
-        try state.save(directory)
+        try step("nft", &state)
         if state.forwardingBefore != "1" { try Host.writeProc(forwarding, "1\n") }
         let rules = """
             table ip \(nftTable) {
@@ -112,9 +135,18 @@ public struct Sandbox: Sendable, Hashable {
         try await Host.check([tools.nft, "-f", rulesPath])
 
         // `ip netns exec` bind-mounts /etc/netns/NAME/resolv.conf over /etc/resolv.conf.
+        try step("etc-netns", &state)
         try Host.makeDirectory("/etc/netns/\(namespace)")
         let lines = dnsServers.isEmpty ? ["# the profile sets no DNS servers"] : dnsServers.map { "nameserver \($0)" }
         try Host.writeFile(resolvConf, lines.joined(separator: "\n") + "\n")
+        if Task.isCancelled { throw VerifyError(.interrupted, "interrupted while the sandbox was built") }
+    }
+
+    /// Records a step (`engine`) in the state before it runs; processes it starts in the namespace
+    /// are found by the namespace even before their pid is recorded.
+    func recordStep(_ name: String) {
+        guard var state = SandboxState.load(directory) else { return }
+        try? state.begin(name, in: directory)
     }
 
     /// The name `ip netns identify` gives the namespace this process runs in, if any.
@@ -230,6 +262,10 @@ public struct Sandbox: Sendable, Hashable {
         _ = try? await Host.run([tools.ip, "link", "delete", "tpv-\(id)-h"])
         let nftInCaller: [String] = if let caller = state?.callerNamespace, caller != namespace {
             [tools.ip, "netns", "exec", caller, tools.nft]
+        } else if state != nil, Host.inode("/proc/self/ns/net") != Host.inode("/proc/1/ns/net"), let nsenter = Host.locate("nsenter") {
+            // An unnamed caller namespace is the initial one (a run in a lab names its namespace);
+            // the reclaiming run may be elsewhere.
+            [nsenter, "--net=/proc/1/ns/net", tools.nft]
         } else {
             [tools.nft]
         }
@@ -248,6 +284,33 @@ public struct Sandbox: Sendable, Hashable {
         try? FileManager.default.removeItem(atPath: "/var/run/wireguard/tpv-\(id)-t.sock")
         try? FileManager.default.removeItem(atPath: "/etc/netns/\(namespace)")
         try? FileManager.default.removeItem(atPath: stateRoot + "/" + id)
+    }
+
+    // MARK: - reclaim after a hard kill
+
+    /// Removes the sandboxes of runs that are provably dead: a state file whose owner pid no
+    /// longer runs with the recorded start time, in this PID namespace. Sandboxes of live runs
+    /// (other users, other engineers) and anything without a state file are never touched; a
+    /// state directory left empty by a run killed before its first write is removed once it is
+    /// a minute old. Called at the start of `verify`, `resilience`, `lab up` and `lab down`.
+    public static func reclaimOrphans(stateRoot: String = defaultStateRoot) async -> [String] {
+        guard Host.isRoot, let ip = Host.locate("ip"), let nft = Host.locate("nft") else { return [] }
+        let tools = Tools(ip: ip, nft: nft, engine: nil)
+        var removed: [String] = []
+        for entry in ((try? FileManager.default.contentsOfDirectory(atPath: stateRoot)) ?? []).sorted() where isValidID(entry) {
+            let directory = stateRoot + "/" + entry
+            guard let state = SandboxState.load(directory) else {
+                if !Host.exists(SandboxState.path(directory)), let age = Host.age(directory), age > 60,
+                   ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? ["?"]).isEmpty {
+                    try? FileManager.default.removeItem(atPath: directory)
+                }
+                continue
+            }
+            guard state.id == entry, state.isOrphan else { continue }
+            await remove(id: entry, stateRoot: stateRoot, state: state, tools: tools)
+            removed.append("reclaimed sandbox tpv-\(entry) of dead run pid \(state.ownerPID)")
+        }
+        return removed
     }
 
     // MARK: - cleanup after a hard kill

@@ -79,7 +79,14 @@ public enum Verifier {
         let (engine, tools) = try prepare(configuration)
         let sandbox = Sandbox(stateRoot: configuration.stateRoot)
         var session = VerifySession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox, info: info)
-        try await sandbox.create(dnsServers: configuration.profile.dns, tools: tools)
+        do {
+            try await sandbox.create(dnsServers: configuration.profile.dns, tools: tools)
+        } catch where error.code == .interrupted {
+            // SIGINT while the sandbox was built: nothing is left, the report says what was reached.
+            session.interrupted = true
+            session.diagnostics.errors.append(error.message)
+            return session.report()
+        }
         await session.execute()
         // A fresh task: cleanup must not see the cancellation that may have ended the run.
         await Task.detached { await sandbox.destroy(tools: tools) }.value
@@ -166,6 +173,7 @@ struct VerifySession {
         var started = clock.now
         guard let program = tools.engine else { return }
         engineArgv = [tools.ip, "netns", "exec", sandbox.namespace] + engine.argv(program: program, sandbox: sandbox)
+        sandbox.recordStep("engine")
         let process = EngineProcess(argv: engineArgv, log: sandbox.directory + "/engine.log")
         let pid = await enginePID(process: process, deadline: clock.now + .seconds(2))
         guard let pid else {

@@ -45,29 +45,6 @@ func printErr(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
 
-/// SIGINT/SIGTERM handlers that call back once per signal; the default action is restored on release.
-final class SignalTrap: @unchecked Sendable {
-    private var sources: [any DispatchSourceSignal] = []
-
-    init(_ signals: [Int32] = [SIGINT, SIGTERM], handler: @escaping @Sendable (Int32) -> Void) {
-        for sig in signals {
-            signal(sig, SIG_IGN)
-            // A serial queue of its own gets a thread even while concurrentPerform holds every core.
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: DispatchQueue(label: "tunnelprobe.signals"))
-            source.setEventHandler { handler(sig) }
-            source.resume()
-            sources.append(source)
-        }
-    }
-
-    func release() {
-        for s in sources { s.cancel() }
-        sources = []
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
-    }
-}
-
 /// Which signal ended a run early, if one did: the report's `interruption` ("SIGINT", "SIGTERM").
 final class Interruption: Sendable {
     private let name = Mutex<String?>(nil)

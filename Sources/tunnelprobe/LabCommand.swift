@@ -3,6 +3,7 @@ import Foundation
 import Impairment
 import Lab
 import Logging
+import TunnelVerify
 
 /// `tunnelprobe lab`: parses arguments and calls the Lab module.
 struct LabCommand: AsyncParsableCommand {
@@ -149,6 +150,7 @@ extension LabCommand {
                 resolverSoftware: LabConfig.ResolverSoftware(rawValue: resolverSoftware) == .knot ? .knot : nil,
                 resolverUpstreamEDNS: resolverUpstreamEdns
             )
+            await LabCLI.reclaimOrphans(stateRoot: lab.stateRoot, logger: lab.logger)
             let status: LabStatus
             do {
                 status = try await Lab.up(config, logger: lab.logger)
@@ -181,6 +183,8 @@ extension LabCommand {
         var json = false
 
         func run() async throws {
+            // Verify sandboxes killed inside the lab go first (their nft tables live in its client namespace).
+            await LabCLI.reclaimOrphans(stateRoot: lab.stateRoot, logger: lab.logger)
             do {
                 try await Lab.down(name: lab.name, stateRoot: lab.stateRoot, logger: lab.logger)
             } catch {
@@ -252,6 +256,12 @@ extension LabCommand {
 
 /// Output helpers of the lab subcommands.
 enum LabCLI {
+    /// Sandboxes of `verify`/`resilience` runs that were killed (owner provably dead); each one
+    /// removed is logged. Lab builds killed half-way are reclaimed by `Lab.up`/`Lab.down` themselves.
+    static func reclaimOrphans(stateRoot: String, logger: Logger) async {
+        for line in await Sandbox.reclaimOrphans() { logger.notice("\(line)") }
+    }
+
     /// The running binary, so that the responder is the same build as the CLI.
     static func currentExecutable() -> String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]

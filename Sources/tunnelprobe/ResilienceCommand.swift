@@ -64,6 +64,7 @@ struct ResilienceCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() async throws {
+        SandboxRun.trapSignalsEarly()
         let parsed: Profile
         do { parsed = try Profile.load(path: profile) } catch { throw fail("\(profile): \(error)", Exit.badInput) }
         let kind = try engineOptions.kind(for: parsed)

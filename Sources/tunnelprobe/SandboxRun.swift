@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Reports
+import Synchronization
 import TunnelVerify
 
 /// What the command needs of a `verify` or `resilience` report to finish the run.
@@ -14,9 +15,57 @@ protocol SandboxReport: Encodable, Sendable {
 extension VerifyReport: SandboxReport {}
 extension ResilienceReport: SandboxReport {}
 
+/// SIGINT/SIGTERM trapped from the first line of `verify`/`resilience` (before the profile is
+/// read) to the end of the run: a signal that arrives before the work starts cancels it as soon
+/// as it starts, so the run still ends with a report marked incomplete and exit 130.
+final class SignalGate: Sendable {
+    let interruption = Interruption()
+    private final class Slots: Sendable {
+        let value = Mutex<(action: (@Sendable () -> Void)?, trap: SignalTrap?)>((nil, nil))
+    }
+
+    private let slots = Slots()
+
+    fileprivate init() {
+        let slots = slots
+        let trap = interruption.trap {
+            let action = slots.value.withLock { $0.action }
+            action?()
+        }
+        slots.value.withLock { $0.trap = trap }
+    }
+
+    /// Runs `action` on every later signal, and now when one already came.
+    func onSignal(_ action: @escaping @Sendable () -> Void) {
+        slots.value.withLock { $0.action = action }
+        if interruption.happened { action() }
+    }
+
+    func release() {
+        let trap = slots.value.withLock { state in
+            defer { state = (nil, nil) }
+            return state.trap
+        }
+        trap?.release()
+    }
+}
+
 /// The part `verify` and `resilience` share: preflight errors as exit codes, the report directory,
 /// the run under the signal trap, and the report written (also when interrupted) and printed.
 enum SandboxRun {
+    private static let gate = Mutex<SignalGate?>(nil)
+
+    /// Installs the run's signal trap once (idempotent); the first line of `verify` and `resilience`.
+    @discardableResult
+    static func trapSignalsEarly() -> SignalGate {
+        gate.withLock { current in
+            if let current { return current }
+            let made = SignalGate()
+            current = made
+            return made
+        }
+    }
+
     /// Runs a preflight check; its error becomes one line and the exit code its cause calls for.
     static func preflight(_ check: () throws(VerifyError) -> Void) throws {
         do {
@@ -47,15 +96,18 @@ enum SandboxRun {
             throw fail("cannot create \(directory): \(error)", Exit.environment)
         }
         let path = URL(fileURLWithPath: directory).standardizedFileURL.path
-        let interruption = Interruption()
+        let gate = trapSignalsEarly()
         let task = Task { () throws(VerifyError) -> Report in try await work(info, path) }
-        let trap = interruption.trap { task.cancel() }
+        gate.onSignal { task.cancel() }
         let result = await task.result
-        trap.release()
+        gate.release()
+        let interruption = gate.interruption
         var report: Report
         switch result {
         case .success(let value): report = value
-        case .failure(let error): throw fail("\(error)", Exit.environment)
+        case .failure(let error):
+            if interruption.happened { throw fail("\(error) (after \(interruption.signal ?? "a signal"))", Exit.interrupted) }
+            throw fail("\(error)", Exit.environment)
         }
         if let reason = interruption.signal {
             report.run.interruption = reason

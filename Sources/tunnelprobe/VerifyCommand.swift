@@ -77,6 +77,7 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             return
         }
+        SandboxRun.trapSignalsEarly()
         guard let profilePath = profile else { throw fail("--profile is required", .validationFailure) }
         let parsed: Profile
         do { parsed = try Profile.load(path: profilePath) } catch { throw fail("\(profilePath): \(error)", Exit.badInput) }
