@@ -1,4 +1,4 @@
-public import Base
+import Base
 public import Fates
 
 /// The impairments of one direction as a pure state machine: `decide` takes a datagram's

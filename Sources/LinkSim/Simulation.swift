@@ -1,4 +1,4 @@
-public import Base
+import Base
 public import FEC
 public import Fates
 import Dispatch

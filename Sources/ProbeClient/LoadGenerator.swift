@@ -1,6 +1,6 @@
 public import DNSWire
-public import NIOCore
-public import ProbeProtocol
+import NIOCore
+import ProbeProtocol
 import NIOConcurrencyHelpers
 
 /// Closed-loop load like `dnsperf -q N`: N queries outstanding, a new one sent as each completes.

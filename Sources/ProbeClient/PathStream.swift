@@ -84,7 +84,7 @@ public final class PathStream: @unchecked Sendable {
         #if os(Linux)
         // SO_RCVBUF is capped by net.core.rmem_max; as root, force the larger buffer so a scheduling hiccup
         // of the client does not drop responses (which would pass for downstream loss).
-        try? await channel.setOption(.socketOption(NIOBSDSocket.Option(rawValue: SO_RCVBUFFORCE)), value: 8 << 20)
+        try? await channel.setOption(.socketOption(NIOBSDSocket.Option(rawValue: SO_RCVBUFFORCE)), value: 8 << 20).get()
         #endif
         let promise = loop.makePromise(of: PathStreamResult.self)
         loop.execute {

@@ -1,7 +1,7 @@
 import Base
 public import DNSWire
 public import NIOCore
-public import ProbeProtocol
+import ProbeProtocol
 import Synchronization
 
 /// Everything a scan needs to know.

@@ -1,4 +1,4 @@
-public import Crypto
+import Crypto
 
 /// Deterministic pseudo-random bytes derived from the key, a purpose label and the probe nonce.
 ///

@@ -1,5 +1,5 @@
-public import DNSWire
-public import ProbeProtocol
+import DNSWire
+import ProbeProtocol
 import Synchronization
 
 /// The responder's memory for leak-zone probes (docs/PROTOCOL.md, "Leak zone"): for each mark

@@ -142,7 +142,7 @@ final class TCPConnectionHandler: ChannelInboundHandler {
             // The client sent its last query (RFC 7766 6.2.4 allows it to half-close): answer, then close.
             context.flush()
             if let lastWrite {
-                lastWrite.whenComplete { _ in context.close(promise: nil) }
+                lastWrite.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
             } else {
                 context.close(promise: nil)
             }

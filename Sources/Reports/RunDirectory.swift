@@ -1,5 +1,5 @@
 import TraceAnalysis
-public import Foundation
+import Foundation
 
 /// The report kinds a run directory can hold, each `<kind>.json` with schema `tunnelprobe.<kind>/1`.
 public enum ReportKind: String, CaseIterable, Codable, Sendable {

@@ -1,5 +1,5 @@
 public import ProbeClient
-public import PathMetrics
+import PathMetrics
 
 /// `scan.json`: one entry per resolver-domain pair, the synced MTU over accepted pairs, and how it was run.
 ///

@@ -1,4 +1,3 @@
-public import Reports
 
 /// `verify.json` (`"schema": "tunnelprobe.verify/1"`). A check that did not run has `leaked: null`
 /// (or `ok: null`) and says why in `note`: nothing here is a number that nothing measured.

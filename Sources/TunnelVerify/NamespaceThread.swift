@@ -9,7 +9,7 @@ enum NamespaceThread {
     private static let cloneNewNet: Int32 = 0x4000_0000  // CLONE_NEWNET, <linux/sched.h>
 
     /// Glibc's Swift module hides `setns` behind _GNU_SOURCE; it is looked up in the C library.
-    nonisolated(unsafe) private static let setnsFunction: SetnsFunction? = {
+    private static let setnsFunction: SetnsFunction? = {
         guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "setns") else { return nil }
         return unsafeBitCast(symbol, to: SetnsFunction.self)
     }()

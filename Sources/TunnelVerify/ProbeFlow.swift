@@ -1,5 +1,5 @@
 import Foundation
-public import Reports
+import Reports
 import Synchronization
 
 /// The steady probe flow of a resilience scenario: one HTTP GET to the whoami URL through the

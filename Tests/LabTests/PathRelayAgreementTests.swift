@@ -34,7 +34,7 @@ struct PathRelayAgreementTests {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: argv[0])
         p.arguments = Array(argv.dropFirst())
-        FileManager.default.createFile(atPath: stderr, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderr, contents: nil)
         p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderr))
         p.standardOutput = FileHandle.nullDevice
         try p.run()

@@ -18,8 +18,8 @@ import Base
                        "--no-first-run", "--user-data-dir=\(NSTemporaryDirectory())tp-chromium-\(getpid())"] + arguments
         // Files, not pipes: Chromium writes enough to stderr to block on a full pipe.
         let base = NSTemporaryDirectory() + "tp-chromium-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        FileManager.default.createFile(atPath: base + ".out", contents: nil)
-        FileManager.default.createFile(atPath: base + ".err", contents: nil)
+        _ = FileManager.default.createFile(atPath: base + ".out", contents: nil)
+        _ = FileManager.default.createFile(atPath: base + ".err", contents: nil)
         defer {
             try? FileManager.default.removeItem(atPath: base + ".out")
             try? FileManager.default.removeItem(atPath: base + ".err")

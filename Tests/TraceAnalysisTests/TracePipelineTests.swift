@@ -69,7 +69,7 @@ import Testing
         var direct = TraceAnalyzer(options: options)
         var decoder = PacketDecoder(linkType: .raw)
         for frame in c.frames {
-            frame.bytes.withUnsafeBytes { bytes in
+            _ = frame.bytes.withUnsafeBytes { bytes in
                 decoder.decode(bytes, wireLength: bytes.count, timestampNanos: frame.time) { header, payload in
                     direct.packet(header, payload)
                 }

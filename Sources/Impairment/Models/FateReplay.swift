@@ -1,4 +1,4 @@
-public import Base
+import Base
 public import Fates
 
 /// Replays one stream of a fates file (`docs/FATES.md`, "How consumers use a stream"): the n-th
