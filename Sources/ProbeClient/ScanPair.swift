@@ -1,16 +1,21 @@
 public import PathMetrics
 
+/// The stages of a scan, in the order a pair goes through them.
+public enum ScanStage: String, Codable, Sendable, Hashable, CaseIterable {
+    case reachability, honesty, upload, download, confirmation
+}
+
 /// One resolver-domain pair.
 public struct ScanPair: Codable, Sendable, Hashable {
     public var resolver: String
     public var domain: String
     public var accepted: Bool
-    /// The stage that rejected the pair: reachability, honesty, upload, download, confirmation.
-    public var stage: String?
+    /// The stage that rejected the pair.
+    public var stage: ScanStage?
     /// Why it was rejected, e.g. "download: TC bit set at every size".
     public var reason: String?
-    /// The failure class: timeout, tc, servfail, refused, formerr, nxdomain, rewritten, wrongSize, caseChanged, ...
-    public var failure: String?
+    /// The failure class (timeout, tc, servfail, rewritten, wrongSize, caseChanged, ...).
+    public var failure: ProbeFailure?
     public var upload: Upload?
     public var download: Download?
     /// Median round-trip time of the pair's answered probes.
@@ -37,8 +42,8 @@ public struct ScanPair: Codable, Sendable, Hashable {
         return String(format: "%.1f %%", ratio * 100) + " (\(pct(low))–\(pct(high)) %, \(loss.count) of \(loss.samples))"
     }
 
-    public init(resolver: String, domain: String, accepted: Bool, stage: String? = nil, reason: String? = nil,
-                failure: String? = nil, upload: Upload? = nil, download: Download? = nil, rttMs: Double? = nil,
+    public init(resolver: String, domain: String, accepted: Bool, stage: ScanStage? = nil, reason: String? = nil,
+                failure: ProbeFailure? = nil, upload: Upload? = nil, download: Download? = nil, rttMs: Double? = nil,
                 confirmation: Confirmation? = nil, queries: Int = 0, vantage: String? = nil) {
         self.resolver = resolver
         self.domain = domain

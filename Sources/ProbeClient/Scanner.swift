@@ -191,14 +191,14 @@ public struct Scanner: Sendable {
     func scanPair(_ resolver: ResolverAddress, _ zone: DNSName) async -> ScanPair? {
         var log: [ProbeOutcome] = []
         var pair = ScanPair(resolver: resolver.description, domain: zone.description, accepted: false)
-        func finish(_ stage: String?, _ failure: ProbeFailure?, _ detail: String? = nil) -> ScanPair? {
+        func finish(_ stage: ScanStage?, _ failure: ProbeFailure?, _ detail: String? = nil) -> ScanPair? {
             if Task.isCancelled { return nil }
             pair.queries = log.count
             let rtts = log.compactMap { $0.ok ? $0.rttNanos : nil }.sorted()
             pair.rttMs = rtts.isEmpty ? nil : Double(rtts[rtts.count / 2]) / 1e6
             if let stage, let failure {
                 pair.stage = stage
-                pair.failure = failure.rawValue
+                pair.failure = failure
                 pair.reason = "\(stage): \(failure.phrase)" + (detail.map { " (\($0))" } ?? "")
             } else {
                 pair.accepted = true
@@ -207,9 +207,9 @@ public struct Scanner: Sendable {
         }
 
         let reach = await attempt({ await prober.reachability(resolver, zone: zone) }, &log)
-        if let f = reach.failure { return finish("reachability", f, reach.detail) }
+        if let f = reach.failure { return finish(.reachability, f, reach.detail) }
         let honest = await attempt({ await prober.echo(resolver, zone: zone) }, &log)
-        if let f = honest.failure { return finish("honesty", f, honest.detail) }
+        if let f = honest.failure { return finish(.honesty, f, honest.detail) }
 
         // Upload: payload characters in front of the zone.
         let capacity = QNameCapacity.payloadCharacters(under: zone)
@@ -223,7 +223,7 @@ public struct Scanner: Sendable {
         log += upResult.steps.flatMap(\.outcomes) + controls
         controls = []
         guard let upChars = upResult.best else {
-            return finish("upload", upResult.dominantFailure ?? .timeout, "no size passed")
+            return finish(.upload, upResult.dominantFailure ?? .timeout, "no size passed")
         }
         let caseChanged = honest.caseChanged || upResult.steps.contains { $0.outcomes.contains(where: \.caseChanged) }
         let upBytes = max(0, prober.encoding.maxBytes(forCharacters: upChars) - configuration.frameOverhead)
@@ -251,7 +251,7 @@ public struct Scanner: Sendable {
         log += downResult.steps.flatMap(\.outcomes)
         log += controls
         guard let downBytes = downResult.best else {
-            return finish("download", downResult.dominantFailure ?? .timeout, "no size passed")
+            return finish(.download, downResult.dominantFailure ?? .timeout, "no size passed")
         }
         var downLimit = downResult.limitedBy?.sizeLimit
         if downLimit == nil, downBytes == typeCapacity, typeCapacity < configuration.downloadBytes.upperBound {
@@ -286,7 +286,7 @@ public struct Scanner: Sendable {
             if lossy, pair.download?.limitedBy == .timeout { pair.download?.limitedBy = .loss }
             if lossy, pair.upload?.limitedBy == .timeout { pair.upload?.limitedBy = .loss }
             if confirmation.ratio < 0.5 {
-                return finish("confirmation", confirmFailures.first ?? .timeout,
+                return finish(.confirmation, confirmFailures.first ?? .timeout,
                               "\(ok) of \(confirmation.sent) confirmation probes passed")
             }
         }

@@ -121,7 +121,7 @@ public struct ScanReport: Codable, Sendable, Hashable {
         public init(of pairs: [ScanPair], notTested: Int, queries: Int, durationSeconds: Double) {
             let rejected = pairs.filter { !$0.accepted }
             self.init(pairs: pairs.count, accepted: pairs.count - rejected.count, rejected: rejected.count, notTested: notTested,
-                      rejectedBy: Dictionary(grouping: rejected, by: { "\($0.stage ?? "?"): \($0.failure ?? "?")" }).mapValues(\.count),
+                      rejectedBy: Dictionary(grouping: rejected, by: { "\($0.stage?.rawValue ?? "?"): \($0.failure?.rawValue ?? "?")" }).mapValues(\.count),
                       queries: queries, durationSeconds: durationSeconds)
             lossExceeded = pairs.filter { $0.accepted && $0.lossExceeded == true }.count
         }

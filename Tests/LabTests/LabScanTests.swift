@@ -74,7 +74,7 @@ struct LabScanTests {
                 #expect(pair.upload?.payloadChars == 237 && pair.upload?.qnameChars == 253 && pair.upload?.bytes == 148)
             }
             let silent = try #require(report.pairs.first { $0.resolver == "198.18.0.99:53" })
-            #expect(!silent.accepted && silent.stage == "reachability" && silent.failure == "timeout")
+            #expect(!silent.accepted && silent.stage == .reachability && silent.failure == .timeout)
             #expect(report.synced.download == report.pairs.filter(\.accepted).compactMap { $0.download?.bytes }.min())
         }
     }
@@ -95,7 +95,7 @@ struct LabScanTests {
             try await Task.sleep(for: .milliseconds(700))
             let report = try scan(lab, ["--resolver", "\(lab.clientAddress):5300", "--resolver", lab.resolverAddress, "--timeout", "1"])
             let fake = try #require(report.pairs.first { $0.resolver == "\(lab.clientAddress):5300" })
-            #expect(!fake.accepted && fake.stage == "honesty", "\(fake.reason ?? "")")
+            #expect(!fake.accepted && fake.stage == .honesty, "\(fake.reason ?? "")")
             #expect(try #require(report.pairs.first { $0.resolver == "\(lab.resolverAddress):53" }).accepted)
         }
     }
@@ -108,7 +108,7 @@ struct LabScanTests {
             #expect(p.accepted && p.upload?.caseChanged == true, "\(p.reason ?? "")")
             let b64 = try scan(lab, ["--resolver", lab.resolverAddress, "--encoding", "base64url", "--confirm", "1"])
             let q = try #require(b64.pairs.first)
-            #expect(!q.accepted && q.failure == "caseChanged", "\(q.reason ?? "")")
+            #expect(!q.accepted && q.failure == .caseChanged, "\(q.reason ?? "")")
         }
     }
 

@@ -39,8 +39,8 @@ import Testing
             #expect(size <= 4096 && size >= 4094, "response size \(size)")
             #expect(good.confirmation?.ratio == 1)
             let bad = try #require(result.pairs.first { $0.resolver == silent.description })
-            #expect(!bad.accepted && bad.stage == "reachability")
-            #expect(bad.failure == "timeout" || bad.failure == "sendFailed")
+            #expect(!bad.accepted && bad.stage == .reachability)
+            #expect(bad.failure == .timeout || bad.failure == .sendFailed)
         }
     }
 
@@ -57,6 +57,6 @@ import Testing
         await engine.shutdown()
         await server.stop()
         let pair = try #require(result.pairs.first)
-        #expect(!pair.accepted && pair.stage == "honesty" && pair.failure == "noAnswer")
+        #expect(!pair.accepted && pair.stage == .honesty && pair.failure == .noAnswer)
     }
 }

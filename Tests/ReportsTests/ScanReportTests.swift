@@ -11,8 +11,8 @@ import TestSupport
                      upload: .init(bytes: 148, qnameChars: 253, payloadChars: 237, encoding: "base32", limitedBy: nil, caseChanged: false),
                      download: .init(bytes: 900, responseSize: 1232, recordType: "TXT", limitedBy: .resolverLimit),
                      rttMs: 1.5, confirmation: .init(sent: 6, succeeded: 6), queries: 20),
-            ScanPair(resolver: "203.0.113.9:53", domain: "vpn.lab.test", accepted: false, stage: "reachability",
-                     reason: "reachability: timeout", failure: "timeout", queries: 2),
+            ScanPair(resolver: "203.0.113.9:53", domain: "vpn.lab.test", accepted: false, stage: .reachability,
+                     reason: "reachability: timeout", failure: .timeout, queries: 2),
         ]
         return ScanReport(
             run: RunInfo(id: "20261121-000000-scan-1", version: "0.1.0", commandLine: ["tunnelprobe", "scan"],
