@@ -46,7 +46,14 @@ let package = Package(
     targets: [
         // What every layer shares: the seeded generator, the Wilson interval, Gilbert-Elliott parameters
         // and their text form, the report time format, program lookup and the raw system calls (swift-system).
-        .target(name: "Base", dependencies: [.product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+        .target(
+            name: "Base",
+            dependencies: [
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+            ],
+            swiftSettings: strict
+        ),
         // The per-packet fates interchange format (docs/FATES.md) that path, trace, impair and simulate share.
         .target(name: "Fates", swiftSettings: strict),
         // RFC 1035 / RFC 6891 message codec, label payload codecs, QNAME capacity arithmetic.

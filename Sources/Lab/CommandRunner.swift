@@ -1,32 +1,18 @@
+import Base
 import SystemPackage
 import Logging
 import Subprocess
 
 /// Runs external programs through swift-subprocess and turns every failure into a `LabError`.
 enum CommandRunner {
-    struct Outcome: Sendable {
-        /// The exit status, or 128 + the signal number as shells report it.
-        var status: Int32
-        var output: String
-        var error: String
-    }
+    typealias Outcome = ProgramRun.Outcome
 
     static func run(_ argv: [String], logger: Logger) async throws(LabError) -> Outcome {
         logger.debug("run", metadata: ["argv": .array(argv.map { .string($0) })])
         do {
-            let result = try await Subprocess.run(
-                .path(.init(argv[0])),
-                arguments: Arguments(Array(argv.dropFirst())),
-                output: .string(limit: 1 << 20),
-                error: .string(limit: 1 << 20)
-            )
-            return Outcome(
-                status: exitCode(result.terminationStatus),
-                output: result.standardOutput,
-                error: result.standardError
-            )
+            return try await ProgramRun.run(argv)
         } catch {
-            throw LabError(.commandFailed, "cannot run \(argv[0]): \(error)")
+            throw LabError(.commandFailed, "\(error)")
         }
     }
 
@@ -111,21 +97,11 @@ enum CommandRunner {
         }
     }
 
-    static func exitCode(_ status: TerminationStatus) -> Int32 {
-        switch status {
-        case .exited(let code): Int32(truncatingIfNeeded: code)
-        case .signaled(let signal): 128 + Int32(truncatingIfNeeded: signal)
-        }
-    }
+    static func exitCode(_ status: TerminationStatus) -> Int32 { ProgramRun.exitCode(status) }
 
-    static func display(_ argv: [String]) -> String {
-        argv.map { $0.contains(" ") || $0.isEmpty ? "'\($0)'" : $0 }.joined(separator: " ")
-    }
+    static func display(_ argv: [String]) -> String { ProgramRun.display(argv) }
 
-    /// The last non-blank line of a program's output.
-    static func lastLine(_ text: String) -> String? {
-        text.split(whereSeparator: \.isNewline).last { !$0.allSatisfy(\.isWhitespace) }.map { String($0).trimmingWhitespace }
-    }
+    static func lastLine(_ text: String) -> String? { ProgramRun.lastLine(text) }
 }
 
 extension String {

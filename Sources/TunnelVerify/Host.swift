@@ -16,11 +16,7 @@ enum Host {
         return path
     }
 
-    struct Outcome: Sendable {
-        var status: Int32
-        var output: String
-        var error: String
-    }
+    typealias Outcome = ProgramRun.Outcome
 
     /// Runs `argv` to its end. A detached task, so a cancelled run (SIGINT) never cuts an `ip` or
     /// `nft` step in half: the caller checks cancellation between steps.
@@ -33,19 +29,9 @@ enum Host {
 
     private static func runHere(_ argv: [String]) async throws(VerifyError) -> Outcome {
         do {
-            let result = try await Subprocess.run(
-                .path(.init(argv[0])),
-                arguments: Arguments(Array(argv.dropFirst())),
-                output: .string(limit: 1 << 20),
-                error: .string(limit: 1 << 20)
-            )
-            let status: Int32 = switch result.terminationStatus {
-            case .exited(let code): Int32(truncatingIfNeeded: code)
-            case .signaled(let signal): 128 + Int32(truncatingIfNeeded: signal)
-            }
-            return Outcome(status: status, output: result.standardOutput, error: result.standardError)
+            return try await ProgramRun.run(argv)
         } catch {
-            throw VerifyError(.sandboxFailed, "cannot run \(argv[0]): \(error)")
+            throw VerifyError(.sandboxFailed, "\(error)")
         }
     }
 
@@ -60,10 +46,7 @@ enum Host {
         return outcome.output
     }
 
-    static func lastLine(_ text: String) -> String? {
-        text.split(whereSeparator: \.isNewline).last { !$0.allSatisfy(\.isWhitespace) }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-    }
+    static func lastLine(_ text: String) -> String? { ProgramRun.lastLine(text) }
 
     static func lastLines(_ text: String, count: Int) -> [String] {
         text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.suffix(count)
