@@ -34,7 +34,7 @@ func fastIodineProfile(_ lab: LabStatus, extra: String = "") -> String {
 /// Nested in the verify suite, which is serialized: both suites check that no sandbox is left on
 /// the machine, so they must never run at the same time.
 extension VerifierLabTests {
-@Suite(.serialized, .enabled(if: LabGate.tunnelLab.runs, "resilience lab tests need root and the engines"))
+@Suite(.serialized, .teardown { await resilienceLab.down() }, .enabled(if: LabGate.tunnelLab.runs, "resilience lab tests need root and the engines"))
 struct ResilienceLabTests {
     func lab() async throws -> LabStatus {
         try LabGate.tunnelLab.check()
@@ -170,12 +170,6 @@ struct ResilienceLabTests {
         #expect(report.verdict == "incomplete" && !report.run.complete)
         #expect(report.scenarios.first?.scenario == "uplink-down-20s")
         await expectClean(lab)
-    }
-
-    @Test func zzLabDown() async throws {
-        try LabGate.tunnelLab.check()
-        try await Lab.down(name: resilienceLab.name, logger: quietLogger)
-        #expect(!FileManager.default.fileExists(atPath: "/run/netns/tp-\(resilienceLab.name)-net"))
     }
 }
 }

@@ -44,7 +44,7 @@ func socksEngineScript(domain: String) -> String {
 }
 
 extension VerifierLabTests {
-@Suite(.serialized, .enabled(if: LabGate.tunnelLab.runs, "SOCKS resilience lab tests need root and the engines"))
+@Suite(.serialized, .teardown { await socksLab.down() }, .enabled(if: LabGate.tunnelLab.runs, "SOCKS resilience lab tests need root and the engines"))
 struct ResilienceSOCKSLabTests {
     func lab() async throws -> LabStatus {
         try LabGate.tunnelLab.check()
@@ -115,12 +115,6 @@ struct ResilienceSOCKSLabTests {
         #expect(cycled.cycles.count == 2 && cycled.cycles.allSatisfy { $0.ok && ($0.firstDataMs ?? -1) >= ($0.handshakeMs ?? .max) })
         #expect(cycled.leftovers?.clean == true, "\(String(describing: cycled.leftovers))")
         await expectClean(lab)
-    }
-
-    @Test func zzLabDown() async throws {
-        try LabGate.tunnelLab.check()
-        try await Lab.down(name: socksLab.name, logger: quietLogger)
-        #expect(!FileManager.default.fileExists(atPath: "/run/netns/tp-\(socksLab.name)-net"))
     }
 }
 }

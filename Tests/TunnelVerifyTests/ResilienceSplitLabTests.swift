@@ -11,7 +11,7 @@ import TestSupport
 let splitLab = TunnelLab()
 
 extension VerifierLabTests {
-@Suite(.serialized, .enabled(if: LabGate.tunnelLab.runs, "split and failover lab tests need root and the engines"))
+@Suite(.serialized, .teardown { await splitLab.down() }, .enabled(if: LabGate.tunnelLab.runs, "split and failover lab tests need root and the engines"))
 struct ResilienceSplitLabTests {
     func lab() async throws -> LabStatus {
         try LabGate.tunnelLab.check()
@@ -200,12 +200,6 @@ struct ResilienceSplitLabTests {
             #expect(scenario.leakEvidence.allSatisfy { $0.destination == lab.tunnel!.exitAddress || $0.destination == "198.18.2.2" })
         }
         await expectClean(lab)
-    }
-
-    @Test func zzLabDown() async throws {
-        try LabGate.tunnelLab.check()
-        try await Lab.down(name: splitLab.name, logger: quietLogger)
-        #expect(!FileManager.default.fileExists(atPath: "/run/netns/tp-\(splitLab.name)-net"))
     }
 }
 }

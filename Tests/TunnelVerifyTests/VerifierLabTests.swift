@@ -65,6 +65,22 @@ actor TunnelLab {
         status = made
         return made
     }
+
+    /// Takes the lab down if this suite brought it up, and records anything it left behind: the tunnel
+    /// servers' extra namespace, wireguard-go's machine-wide socket, engine processes of its sandboxes.
+    func down() async {
+        guard status != nil else { return }
+        status = nil
+        do {
+            try await Lab.down(name: name, logger: quietLogger)
+        } catch {
+            Issue.record("lab \(name) down: \(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "/run/netns/tp-\(name)-net"))
+        #expect(!FileManager.default.fileExists(atPath: "/var/run/wireguard/tp-\(name)-wg.sock"))
+        let strays = await sandboxLeftovers(labClient: "tp-\(name)-cli")
+        #expect(strays.filter { $0.hasPrefix("process") }.isEmpty, "\(strays)")
+    }
 }
 
 /// Runs `verify` inside the lab's client namespace (as a user would, through `lab exec`).
@@ -98,7 +114,7 @@ func iodineProfile(_ lab: LabStatus, dns: String = "198.18.2.2", extra: String =
         """
 }
 
-@Suite(.serialized, .enabled(if: LabGate.tunnelLab.runs, "verify lab tests need root and the engines"))
+@Suite(.serialized, .teardown { await TunnelLab.shared.down() }, .enabled(if: LabGate.tunnelLab.runs, "verify lab tests need root and the engines"))
 struct VerifierLabTests {
     func lab() async throws -> LabStatus {
         try LabGate.tunnelLab.check()
@@ -312,15 +328,4 @@ struct VerifierLabTests {
         #expect(outcome.error.split(separator: "\n").count == 1 && outcome.error.contains("resolvers[0].address"))
     }
 
-    /// Last in the suite: takes the shared lab down.
-    @Test func zzLabDown() async throws {
-        try LabGate.tunnelLab.check()
-        let name = TunnelLab.shared.name
-        try await Lab.down(name: name, logger: quietLogger)
-        // The tunnel servers' extra namespace and wireguard-go's machine-wide socket go too.
-        #expect(!FileManager.default.fileExists(atPath: "/run/netns/tp-\(name)-net"))
-        #expect(!FileManager.default.fileExists(atPath: "/var/run/wireguard/tp-\(name)-wg.sock"))
-        let strays = await sandboxLeftovers(labClient: "tp-\(name)-cli")
-        #expect(strays.filter { $0.hasPrefix("process") }.isEmpty, "\(strays)")
-    }
 }
