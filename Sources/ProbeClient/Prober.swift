@@ -71,6 +71,9 @@ public struct ProbeOutcome: Sendable {
     /// The SERVFAIL carried Extended DNS Error 13, "Cached Error" (RFC 8914 4.14): the resolver
     /// answered from its cache of an earlier failure, not from this query.
     public var cachedError = false
+    /// The failure came back again after the resolver's failure cache was waited out: it belongs to
+    /// this probe, and another attempt would only poison the cache again.
+    public var settled = false
     public var ok: Bool { failure == nil }
 
     public init(failure: ProbeFailure? = nil, detail: String? = nil, rttNanos: UInt64? = nil, responseSize: Int? = nil) {

@@ -162,29 +162,49 @@ public struct Scanner: Sendable {
 
     /// Runs `probe`; when it gets SERVFAIL, tells a failure of this size from the resolver answering
     /// every name under the zone from its cache of an earlier failure (knot-resolver does so for
-    /// about a second after an upstream failure): the SERVFAIL says so itself (Extended DNS Error
-    /// 13, RFC 8914 4.14), or a control probe (an echo, which passed before) fails the same way.
-    /// Then the cache is waited out (250 ms, 500 ms, 1 s, ... up to `cachedFailureWait`) and the
-    /// size asked again; only a SERVFAIL whose control passes, or one that outlasts the wait, is
-    /// returned. Control probes go into `extra`.
+    /// about a second after an upstream failure). A control probe (an echo, which passed before)
+    /// decides: when it passes, the SERVFAIL belongs to this size. When it fails too (or the
+    /// SERVFAIL carries Extended DNS Error 13, "Cached Error", RFC 8914 4.14), the cache is waited
+    /// out (control probes 250 ms, 500 ms, 1 s, ... apart, up to `cachedFailureWait`) and the size
+    /// asked once more; if it fails again it caused the failure itself, and its own cached failure
+    /// is waited out before returning, so that the next size starts clean. Control probes go into
+    /// `extra`.
     func settled(_ resolver: ResolverAddress, _ zone: DNSName, extra: inout [ProbeOutcome],
                  _ probe: () async -> ProbeOutcome) async -> ProbeOutcome {
-        var outcome = await probe()
+        let first = await probe()
+        guard first.failure == .servfail, !Task.isCancelled else { return first }
+        if !first.cachedError {
+            let control = await prober.echo(resolver, zone: zone)
+            extra.append(control)
+            guard control.failure == .servfail else { return first }
+        }
+        guard let waited = await waitOutFailureCache(resolver, zone, extra: &extra) else {
+            var outcome = first
+            outcome.detail = "the resolver answered SERVFAIL to everything for \(configuration.cachedFailureWait.nanoseconds / 1_000_000) ms"
+            return outcome
+        }
+        var again = await probe()
+        if again.failure == .servfail {
+            again.settled = true
+            again.detail = "SERVFAIL again after \(waited) ms spent waiting out the resolver's failure cache"
+            _ = await waitOutFailureCache(resolver, zone, extra: &extra)
+        }
+        return again
+    }
+
+    /// Sends control probes until one passes; returns the milliseconds waited, nil past the budget.
+    private func waitOutFailureCache(_ resolver: ResolverAddress, _ zone: DNSName, extra: inout [ProbeOutcome]) async -> Int64? {
         var waited: Int64 = 0
         var step: Int64 = 250_000_000
-        while outcome.failure == .servfail, waited < configuration.cachedFailureWait.nanoseconds, !Task.isCancelled {
-            if !outcome.cachedError {
-                let control = await prober.echo(resolver, zone: zone)
-                extra.append(control)
-                guard control.failure == .servfail else { return outcome }
-            }
+        while waited < configuration.cachedFailureWait.nanoseconds, !Task.isCancelled {
             try? await Task.sleep(nanoseconds: UInt64(step))
             waited += step
             step = min(step * 2, 1_000_000_000)
-            outcome = await probe()
-            if outcome.failure == .servfail { outcome.detail = "SERVFAIL again after waiting \(waited / 1_000_000) ms for the resolver's failure cache" }
+            let control = await prober.echo(resolver, zone: zone)
+            extra.append(control)
+            if control.ok { return waited / 1_000_000 }
         }
-        return outcome
+        return nil
     }
 
     /// The whole pipeline for one pair; nil when cancelled before it finished.
