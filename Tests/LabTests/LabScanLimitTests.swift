@@ -161,6 +161,14 @@ struct LabScanLimitTests {
             #expect(r.stdout.isEmpty)
             #expect(Date().timeIntervalSince(started) < 30)
 
+            // The lab's client namespace has no IPv6 route: the reason says so, not "channel closed".
+            let v6 = try run(Lab.namespaceCommand(name: lab.name, role: .client, command: base + [
+                "--resolver", "[2001:db8::53]:53", "--duration", "1", "--tmax", "0.5",
+            ]))
+            #expect(v6.status == 69 && v6.stderr.contains("network unreachable"), "\(v6.status): \(v6.stderr)")
+            let (v6scan, _) = try scanWithExports(lab, ["--resolver", "[2001:db8::53]:53", "--timeout", "0.5"])
+            #expect(v6scan.pairs.first?.reason?.contains("network unreachable") == true, "\(v6scan.pairs.first?.reason ?? "")")
+
             let empty = FileManager.default.temporaryDirectory.appendingPathComponent("tp-empty-\(UUID().uuidString).txt").path
             defer { try? FileManager.default.removeItem(atPath: empty) }
             try Data("# nothing here\r\n".utf8).write(to: URL(fileURLWithPath: empty))
