@@ -1,5 +1,5 @@
 import Foundation
-import Lab
+@testable import Lab
 import Logging
 import Reports
 import Testing
@@ -16,6 +16,13 @@ func withLab(config: LabConfig, _ body: (LabStatus) async throws -> Void) async 
         throw error
     }
     try await Lab.down(name: config.name, logger: logger)
+}
+
+/// The zone's SOA through the lab resolver. The responder answers it over UDP with TC (it is
+/// larger than the query: no amplification), so a whole answer means the resolver retried over TCP.
+func apexThroughTCP(_ lab: LabStatus) async throws -> LabDNSReply {
+    try await DNSProbe.query(namespacePath: LabTopology(name: lab.name).namespacePath(.client), server: lab.resolverAddress,
+                             port: 53, name: lab.domain + ".", type: 6, ednsPayloadSize: 1232, timeout: .seconds(3))
 }
 
 /// A fresh lab name for the scan-limit tests.
@@ -47,12 +54,15 @@ struct LabScanLimitTests {
     /// uses (1111 toward the client), the pair is accepted and the response size is what knot
     /// delivers: measured by hand with dig +bufsize=4096, 1232 and 1111 bytes pass whole and one
     /// byte more comes back with TC. Before `serve` had TCP, every knot pair was rejected with
-    /// "download: SERVFAIL (no size passed)".
-    @Test(.timeLimit(.minutes(4)), arguments: [nil, 1111] as [Int?])
-    func knotResolverDeliversItsLimit(limit: Int?) async throws {
-        let config = LabConfig(name: scanLabName(), resolverUDPLimit: limit, serverCommand: serveCommand(),
+    /// "download: SERVFAIL (no size passed)". With `serve --edns ignore` knot takes the responder's
+    /// larger UDP answers and its limit toward the client binds.
+    @Test(.timeLimit(.minutes(4)), arguments: [nil, 1111] as [Int?], ["honor", "ignore"])
+    func knotResolverDeliversItsLimit(limit: Int?, mode: String) async throws {
+        let config = LabConfig(name: scanLabName(), resolverUDPLimit: limit, serverCommand: serveCommand(["--edns", mode]),
                                resolverSoftware: .knot)
         try await withLab(config: config) { lab in
+            let soa = try await apexThroughTCP(lab)
+            #expect(soa.responseCode == 0 && soa.answerCount == 1 && !soa.truncated, "knot did not retry over TCP: \(soa)")
             for type in ["TXT", "NULL"] {
                 let (report, _) = try scanWithExports(lab, ["--resolver", lab.resolverAddress, "--record-type", type, "--timeout", "1"])
                 let pair = try #require(report.pairs.first)
@@ -62,8 +72,8 @@ struct LabScanLimitTests {
                 #expect(size <= expected && size >= expected - 2, "knot \(type): response \(size), expected \(expected)")
                 // At the default both of knot's sizes are 1232: either names the bound truthfully.
                 let named = pair.download?.limitedBy
-                #expect(limit == nil ? (named == .resolverLimit || named == .upstreamEDNS) : named == .resolverLimit,
-                        "\(String(describing: named))")
+                #expect(limit == nil && mode == "honor" ? (named == .resolverLimit || named == .upstreamEDNS) : named == .resolverLimit,
+                        "\(mode): \(String(describing: named))")
                 #expect(pair.download?.upstreamEDNS == 1232)
             }
         }
@@ -77,6 +87,8 @@ struct LabScanLimitTests {
         let config = LabConfig(name: scanLabName(), resolverUDPLimit: 1400, serverCommand: serveCommand(["--edns", mode]),
                                resolverUpstreamEDNS: 1232)
         try await withLab(config: config) { lab in
+            let soa = try await apexThroughTCP(lab)
+            #expect(soa.responseCode == 0 && soa.answerCount == 1 && !soa.truncated, "unbound did not retry over TCP: \(soa)")
             for type in ["TXT", "NULL"] {
                 let (report, _) = try scanWithExports(lab, ["--resolver", lab.resolverAddress, "--record-type", type, "--timeout", "1"])
                 let pair = try #require(report.pairs.first)
