@@ -29,8 +29,9 @@ public struct ScanConfiguration: Sendable {
     public var cachedFailureWait: TimeAmount = .seconds(3)
 
     /// 20 %: with the default 3 confirmation probes per direction (6 in all) one lost probe
-    /// (16.7 %) passes and two (33 %) do not; a tunnel that resends a fifth of its queries already
-    /// spends more on retransmission than FEC at its usual levels recovers (docs/SCAN.md).
+    /// (16.7 %) passes, so a single unlucky drop on a clean path does not flag it, and two (33 %)
+    /// do not; a tunnel that must resend a fifth of its queries spends more of the path on
+    /// retransmission than on data at the loss rates its ARQ and FEC are tuned for (README, "scan").
     public static let defaultMaxLoss = 0.2
 
     public init(resolvers: [ResolverAddress], domains: [DNSName]) {
