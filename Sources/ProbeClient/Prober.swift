@@ -96,6 +96,8 @@ public struct Prober: Sendable {
     public var timeout: TimeAmount
     public var ednsSize: UInt16
     public var pacer: Pacer?
+    /// What download probes ask of the responder's EDNS handling (`scan --edns`).
+    public var ednsRequest: ProbeMeta.EDNSRequest = .server
 
     public init(engine: QueryEngine, key: ProbeKey, encoding: LabelEncoding = .base32, timeout: TimeAmount = .seconds(2),
                 ednsSize: UInt16 = 4096, pacer: Pacer? = nil) {
@@ -105,6 +107,12 @@ public struct Prober: Sendable {
         self.timeout = timeout
         self.ednsSize = ednsSize
         self.pacer = pacer
+    }
+
+    /// Whether the responder's answers to this prober's downloads meet the size the resolver
+    /// advertises upstream: asked so (`--edns honor`), or left to a responder set to honour it.
+    public func honorsUpstream(_ upstream: ProbeReply.Observed) -> Bool {
+        ednsRequest == .honor || (ednsRequest == .server && upstream.honorsEDNS)
     }
 
     /// 8 bytes from the system CSPRNG. Nonces are not seeded on purpose: a rerun with the same seed
@@ -266,12 +274,12 @@ public struct Prober: Sendable {
                          upstream: ProbeReply.Observed? = nil) async -> ProbeOutcome {
         let nonce = Self.nonce()
         let meta = ProbeMeta.download(nonce: nonce, bytes: count, type: type, encoding: encoding,
-                                      totalCharacters: max(ProbeMeta.characterCount, queryCharacters))
+                                      totalCharacters: max(ProbeMeta.characterCount, queryCharacters), edns: ednsRequest)
         guard let name = try? ProbeName.build(meta: meta, zone: zone, key: key),
               let bytes = try? message(name: name, type: type) else {
             return .fail(.sendFailed, "cannot build the download probe")
         }
-        if let upstream, upstream.honorsEDNS,
+        if let upstream, honorsUpstream(upstream),
            let size = Self.responderAnswerSize(name: name, type: type, zone: zone, payload: count, key: key, nonce: nonce),
            size > upstream.udpLimit {
             return .fail(.upstreamEDNS, "the responder's answer of \(size) bytes is above the \(upstream.udpLimit) bytes the resolver advertises upstream")

@@ -125,10 +125,9 @@ public struct Scanner: Sendable {
     /// up to 255 bytes costs one length byte more, RFC 1035 3.3.14; NULL grows byte for byte). The
     /// search verifies every guess, so a resolver that lays out its answer differently costs a few
     /// probes, never a wrong size.
-    static func downloadGuesses(type: DNSType, low: Int, high: Int,
-                                upstream: ProbeReply.Observed? = nil) -> MTUSearch.Guesses? {
+    static func downloadGuesses(type: DNSType, low: Int, high: Int, upstreamLimit: Int? = nil) -> MTUSearch.Guesses? {
         // An honouring responder bounds answers at the advertised upstream size: guess that first.
-        let limits = (upstream.flatMap { $0.honorsEDNS ? [$0.udpLimit] : nil } ?? []) + likelyResponseLimits
+        let limits = (upstreamLimit.map { [$0] } ?? []) + likelyResponseLimits
         let growth: (Int) -> Int
         switch type {
         case .txt: growth = { $0 + ($0 + DownloadLayout.txtStringBytes - 1) / DownloadLayout.txtStringBytes }
@@ -262,7 +261,8 @@ public struct Scanner: Sendable {
         let down = MTUSearch(low: configuration.downloadBytes.lowerBound,
                              high: min(configuration.downloadBytes.upperBound, typeCapacity),
                              attempts: configuration.attempts)
-        let guesses = Self.downloadGuesses(type: type, low: down.low, high: down.high, upstream: upstream)
+        let guesses = Self.downloadGuesses(type: type, low: down.low, high: down.high,
+                                           upstreamLimit: upstream.flatMap { prober.honorsUpstream($0) ? $0.udpLimit : nil })
         let downResult = await down.run(guesses: guesses) { bytes in
             await settled(resolver, zone, extra: &controls) {
                 await prober.download(resolver, zone: zone, bytes: bytes, type: type, queryCharacters: upChars,

@@ -81,7 +81,9 @@ struct LabScanLimitTests {
 
     /// An unbound that passes 1400-byte answers to clients (max-udp-size 1400) and advertises its
     /// default 1232 upstream: against `serve --edns ignore` (as MasterDnsVPN's server) the scan
-    /// gets 1400; against `--edns honor` it names the upstream EDNS size (1232) as the limit.
+    /// gets 1400; against `--edns honor` it names the upstream EDNS size (1232) as the limit. A
+    /// scan may ask for the other behaviour per probe (`scan --edns honor|ignore`) from the same
+    /// responder, with the same figures.
     @Test(.timeLimit(.minutes(4)), arguments: ["ignore", "honor"])
     func unboundUpstreamEDNSIsNamedNotBlamedOnTheResolver(mode: String) async throws {
         let config = LabConfig(name: scanLabName(), resolverUDPLimit: 1400, serverCommand: serveCommand(["--edns", mode]),
@@ -89,17 +91,21 @@ struct LabScanLimitTests {
         try await withLab(config: config) { lab in
             let soa = try await apexThroughTCP(lab)
             #expect(soa.responseCode == 0 && soa.answerCount == 1 && !soa.truncated, "unbound did not retry over TCP: \(soa)")
-            for type in ["TXT", "NULL"] {
-                let (report, _) = try scanWithExports(lab, ["--resolver", lab.resolverAddress, "--record-type", type, "--timeout", "1"])
+            let other = mode == "ignore" ? "honor" : "ignore"
+            for (type, asked) in [("TXT", "server"), ("NULL", "server"), ("TXT", other)] {
+                let (report, _) = try scanWithExports(lab, ["--resolver", lab.resolverAddress, "--record-type", type, "--timeout", "1",
+                                                            "--edns", asked])
                 let pair = try #require(report.pairs.first)
-                #expect(pair.accepted, "\(mode) \(type): \(pair.reason ?? "")")
+                let effective = asked == "server" ? mode : asked
+                #expect(pair.accepted, "serve \(mode), scan \(asked), \(type): \(pair.reason ?? "")")
                 let size = try #require(pair.download?.responseSize)
                 #expect(pair.download?.upstreamEDNS == 1232)
-                if mode == "ignore" {
-                    #expect(size <= 1400 && size >= 1398, "ignore \(type): \(size)")
+                #expect(report.settings.edns == asked)
+                if effective == "ignore" {
+                    #expect(size <= 1400 && size >= 1398, "serve \(mode), scan \(asked), \(type): \(size)")
                     #expect(pair.download?.limitedBy == .resolverLimit)
                 } else {
-                    #expect(size <= 1232 && size >= 1230, "honor \(type): \(size)")
+                    #expect(size <= 1232 && size >= 1230, "serve \(mode), scan \(asked), \(type): \(size)")
                     #expect(pair.download?.limitedBy == .upstreamEDNS)
                 }
             }
