@@ -26,8 +26,7 @@ public enum Lab {
     /// everything created so far is removed before the error is thrown.
     public static func up(_ config: LabConfig, logger: Logger) async throws(LabError) -> LabStatus {
         try config.validate()
-        let tools = try Tools.locate(needUnbound: config.software == .unbound)
-        let resolverProgram = config.software == .knot ? try Toolbox.require("kresd", package: "knot-resolver") : tools.unbound
+        let tools = try Tools.locate(needUnbound: config.software == .unbound, needKresd: config.software == .knot)
         try SystemCalls.makeDirectories(config.stateRoot, mode: 0o755)
         return try await DirectoryLock.withLock(on: config.stateRoot) { () async throws(LabError) -> LabStatus in
             await reclaimOrphanBuilds(stateRoot: config.stateRoot, ip: tools.ip, logger: logger)
@@ -44,7 +43,7 @@ public enum Lab {
                 try await teardown(name: config.name, stateRoot: config.stateRoot, ip: tools.ip, logger: logger)
             }
             do throws(LabError) {
-                return try await build(config, tools: tools, resolverProgram: resolverProgram, logger: logger)
+                return try await build(config, tools: tools, logger: logger)
             } catch {
                 logger.info("lab up failed, removing what was built", metadata: ["lab": "\(config.name)", "error": "\(error)"])
                 do {
@@ -57,8 +56,7 @@ public enum Lab {
         }
     }
 
-    private static func build(_ config: LabConfig, tools: Tools, resolverProgram: String,
-                              logger: Logger) async throws(LabError) -> LabStatus {
+    private static func build(_ config: LabConfig, tools: Tools, logger: Logger) async throws(LabError) -> LabStatus {
         let topology = LabTopology(name: config.name)
         let directory = LabState.directory(name: config.name, stateRoot: config.stateRoot)
         let ip = tools.ip
@@ -81,7 +79,7 @@ public enum Lab {
             try await CommandRunner.check([ip] + arguments, logger: logger)
         }
 
-        let resolver = try await startResolver(config, program: resolverProgram, topology: topology, directory: directory,
+        let resolver = try await startResolver(config, tools: tools, topology: topology, directory: directory,
                                                ip: ip, state: &state, logger: logger)
         try await waitForResolver(resolver, software: config.software, topology: topology)
 
@@ -138,18 +136,18 @@ public enum Lab {
     }
 
     /// Writes the resolver's configuration and starts it (unbound, or kresd for knot-resolver).
-    private static func startResolver(_ config: LabConfig, program: String, topology: LabTopology, directory: String,
+    private static func startResolver(_ config: LabConfig, tools: Tools, topology: LabTopology, directory: String,
                                       ip: String, state: inout LabState, logger: Logger) async throws(LabError) -> LabState.Daemon {
         let argv: [String]
         switch config.software {
         case .unbound:
             let path = directory + "/unbound.conf"
             try SystemCalls.writeFile(path, UnboundConfiguration(config: config, stateDirectory: directory).rendered(), mode: 0o644)
-            argv = [program, "-d", "-c", path]
+            argv = [tools.unbound, "-d", "-c", path]
         case .knot:
             let path = directory + "/kresd.conf"
             try SystemCalls.writeFile(path, KnotConfiguration(config: config, stateDirectory: directory).rendered(), mode: 0o644)
-            argv = [program, "-n", "-c", path, directory]
+            argv = [tools.kresd, "-n", "-c", path, directory]
         }
         logger.info("starting \(config.software.role)", metadata: ["lab": "\(config.name)"])
         return try await startDaemon(role: config.software.role, argv: argv, in: topology.namespace(.resolver),

@@ -16,13 +16,16 @@ enum Toolbox {
 struct Tools {
     var ip: String
     var unbound: String
+    /// Knot Resolver's daemon, for labs with `resolverSoftware: .knot`.
+    var kresd = ""
 
-    static func locate(needUnbound: Bool) throws(LabError) -> Tools {
+    static func locate(needUnbound: Bool, needKresd: Bool = false) throws(LabError) -> Tools {
         guard SystemCalls.isRoot else {
             throw LabError(.notRoot, "the lab needs root (network namespaces, veth pairs, port 53): run as root or with sudo")
         }
         let ip = try Toolbox.require("ip", package: "iproute2")
         let unbound = needUnbound ? try Toolbox.require("unbound", package: "unbound") : ""
-        return Tools(ip: ip, unbound: unbound)
+        let kresd = needKresd ? try Toolbox.require("kresd", package: "knot-resolver") : ""
+        return Tools(ip: ip, unbound: unbound, kresd: kresd)
     }
 }

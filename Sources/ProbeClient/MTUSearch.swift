@@ -2,7 +2,8 @@
 /// then the lowest (give up if that fails), then a binary search in between.
 ///
 /// Each size gets up to `attempts` tries, but only transient failures (timeouts, SERVFAIL) are retried:
-/// a TC bit or a rewritten payload repeats deterministically and marks a size limit, not loss.
+/// a TC bit or a rewritten payload repeats deterministically and marks a size limit, not loss; nor is
+/// a SERVFAIL that came back after the resolver's failure cache was waited out (`ProbeOutcome.settled`).
 public struct MTUSearch: Sendable {
     public struct Step: Sendable {
         public var size: Int
@@ -54,7 +55,7 @@ public struct MTUSearch: Sendable {
                 let outcome = await probe(size)
                 step.outcomes.append(outcome)
                 if outcome.ok { break }
-                if let f = outcome.failure, !f.isTransient { break }
+                if let f = outcome.failure, !f.isTransient || outcome.settled { break }
             }
             steps.append(step)
             cache[size] = step.passed

@@ -35,6 +35,7 @@ public final class PathStream: @unchecked Sendable {
     private var datagramsReceived = 0
     private var anyReply = false
     private var absent = false
+    private var sendError: String?
     private var stopping = false
     private var start: UInt64 = 0
     private var originMicros: UInt64 = 0
@@ -167,7 +168,12 @@ public final class PathStream: @unchecked Sendable {
         records.append(PathRecord(seq: UInt64(seq), sentNanos: now))
         wire.append(.init(nonce: n, dnsID: id, querySize: bytes.count, responseSize: nil))
         guard !bytes.isEmpty, let channel else { return }
-        channel.write(AddressedEnvelope(remoteAddress: address, data: channel.allocator.buffer(bytes: bytes)), promise: nil)
+        let promise = loop.makePromise(of: Void.self)
+        promise.futureResult.whenFailure { [self] error in
+            // The first one is kept: "network unreachable" says more than every probe lost.
+            if sendError == nil { sendError = Dispatcher.describe(error, to: address) }
+        }
+        channel.write(AddressedEnvelope(remoteAddress: address, data: channel.allocator.buffer(bytes: bytes)), promise: promise)
     }
 
     // MARK: draining
@@ -289,7 +295,7 @@ public final class PathStream: @unchecked Sendable {
             resolver: resolver, stream: streamID, records: kept, wire: Array(wire.prefix(kept.count)),
             drainsSent: drainsSent, drainsAnswered: drainsAnswered, unmatched: unmatched,
             datagramsSent: records.count + drainsSent, datagramsReceived: datagramsReceived, responderAbsent: absent,
-            inFlightExcluded: excluded, clientSocketDrops: channel?.localAddress?.port.flatMap { UDPCounters.socketDrops(port: $0) },
+            inFlightExcluded: excluded, sendError: sendError, clientSocketDrops: channel?.localAddress?.port.flatMap { UDPCounters.socketDrops(port: $0) },
             clockOriginMicros: originMicros, elapsedSeconds: Double(end) / 1e9))
     }
 

@@ -29,6 +29,9 @@ public struct PathStreamResult: Sendable {
     public var responderAbsent: Bool
     /// Probes sent but left out of `records` because the run was interrupted before their Tmax ran out.
     public var inFlightExcluded: Int
+    /// The first error the socket gave when sending (e.g. "network unreachable" for an IPv6
+    /// resolver from a host without IPv6), nil when every send went out.
+    public var sendError: String?
     /// Datagrams the kernel dropped at this stream's own socket (receive buffer full): responses that
     /// arrived but that the client failed to read, which would otherwise pass for downstream loss.
     public var clientSocketDrops: Int?

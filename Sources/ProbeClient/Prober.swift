@@ -70,6 +70,9 @@ public struct ProbeOutcome: Sendable {
     /// The SERVFAIL carried Extended DNS Error 13, "Cached Error" (RFC 8914 4.14): the resolver
     /// answered from its cache of an earlier failure, not from this query.
     public var cachedError = false
+    /// The failure came back again after the resolver's failure cache was waited out: it belongs to
+    /// this probe, and another attempt would only poison the cache again.
+    public var settled = false
     public var ok: Bool { failure == nil }
 
     public init(failure: ProbeFailure? = nil, detail: String? = nil, rttNanos: UInt64? = nil, responseSize: Int? = nil) {
@@ -92,6 +95,8 @@ public struct Prober: Sendable {
     public var timeout: TimeAmount
     public var ednsSize: UInt16
     public var pacer: Pacer?
+    /// What download probes ask of the responder's EDNS handling (`scan --edns`).
+    public var ednsRequest: ProbeMeta.EDNSRequest = .server
 
     public init(engine: QueryEngine, key: ProbeKey, encoding: LabelEncoding = .base32, timeout: TimeAmount = .seconds(2),
                 ednsSize: UInt16 = 4096, pacer: Pacer? = nil) {
@@ -101,6 +106,12 @@ public struct Prober: Sendable {
         self.timeout = timeout
         self.ednsSize = ednsSize
         self.pacer = pacer
+    }
+
+    /// Whether the responder's answers to this prober's downloads meet the size the resolver
+    /// advertises upstream: asked so (`--edns honor`), or left to a responder set to honour it.
+    public func honorsUpstream(_ upstream: ProbeReply.Observed) -> Bool {
+        ednsRequest == .honor || (ednsRequest == .server && upstream.honorsEDNS)
     }
 
     /// 8 bytes from the system CSPRNG. Nonces are not seeded on purpose: a rerun with the same seed
@@ -262,12 +273,12 @@ public struct Prober: Sendable {
                          upstream: ProbeReply.Observed? = nil) async -> ProbeOutcome {
         let nonce = Self.nonce()
         let meta = ProbeMeta.download(nonce: nonce, bytes: count, type: type, encoding: encoding,
-                                      totalCharacters: max(ProbeMeta.characterCount, queryCharacters))
+                                      totalCharacters: max(ProbeMeta.characterCount, queryCharacters), edns: ednsRequest)
         guard let name = try? ProbeName.build(meta: meta, zone: zone, key: key),
               let bytes = try? message(name: name, type: type) else {
             return .fail(.sendFailed, "cannot build the download probe")
         }
-        if let upstream, upstream.honorsEDNS,
+        if let upstream, honorsUpstream(upstream),
            let size = Self.responderAnswerSize(name: name, type: type, zone: zone, payload: count, key: key, nonce: nonce),
            size > upstream.udpLimit {
             return .fail(.upstreamEDNS, "the responder's answer of \(size) bytes is above the \(upstream.udpLimit) bytes the resolver advertises upstream")

@@ -29,8 +29,9 @@ public struct ScanConfiguration: Sendable {
     public var cachedFailureWait: TimeAmount = .seconds(3)
 
     /// 20 %: with the default 3 confirmation probes per direction (6 in all) one lost probe
-    /// (16.7 %) passes and two (33 %) do not; a tunnel that resends a fifth of its queries already
-    /// spends more on retransmission than FEC at its usual levels recovers (docs/SCAN.md).
+    /// (16.7 %) passes, so a single unlucky drop on a clean path does not flag it, and two (33 %)
+    /// do not; a tunnel that must resend a fifth of its queries spends more of the path on
+    /// retransmission than on data at the loss rates its ARQ and FEC are tuned for (README, "scan").
     public static let defaultMaxLoss = 0.2
 
     public init(resolvers: [ResolverAddress], domains: [DNSName]) {
@@ -124,10 +125,9 @@ public struct Scanner: Sendable {
     /// up to 255 bytes costs one length byte more, RFC 1035 3.3.14; NULL grows byte for byte). The
     /// search verifies every guess, so a resolver that lays out its answer differently costs a few
     /// probes, never a wrong size.
-    static func downloadGuesses(type: DNSType, low: Int, high: Int,
-                                upstream: ProbeReply.Observed? = nil) -> MTUSearch.Guesses? {
+    static func downloadGuesses(type: DNSType, low: Int, high: Int, upstreamLimit: Int? = nil) -> MTUSearch.Guesses? {
         // An honouring responder bounds answers at the advertised upstream size: guess that first.
-        let limits = (upstream.flatMap { $0.honorsEDNS ? [$0.udpLimit] : nil } ?? []) + likelyResponseLimits
+        let limits = (upstreamLimit.map { [$0] } ?? []) + likelyResponseLimits
         let growth: (Int) -> Int
         switch type {
         case .txt: growth = { $0 + ($0 + DownloadLayout.txtStringBytes - 1) / DownloadLayout.txtStringBytes }
@@ -162,29 +162,49 @@ public struct Scanner: Sendable {
 
     /// Runs `probe`; when it gets SERVFAIL, tells a failure of this size from the resolver answering
     /// every name under the zone from its cache of an earlier failure (knot-resolver does so for
-    /// about a second after an upstream failure): the SERVFAIL says so itself (Extended DNS Error
-    /// 13, RFC 8914 4.14), or a control probe (an echo, which passed before) fails the same way.
-    /// Then the cache is waited out (250 ms, 500 ms, 1 s, ... up to `cachedFailureWait`) and the
-    /// size asked again; only a SERVFAIL whose control passes, or one that outlasts the wait, is
-    /// returned. Control probes go into `extra`.
+    /// about a second after an upstream failure). A control probe (an echo, which passed before)
+    /// decides: when it passes, the SERVFAIL belongs to this size. When it fails too (or the
+    /// SERVFAIL carries Extended DNS Error 13, "Cached Error", RFC 8914 4.14), the cache is waited
+    /// out (control probes 250 ms, 500 ms, 1 s, ... apart, up to `cachedFailureWait`) and the size
+    /// asked once more; if it fails again it caused the failure itself, and its own cached failure
+    /// is waited out before returning, so that the next size starts clean. Control probes go into
+    /// `extra`.
     func settled(_ resolver: ResolverAddress, _ zone: DNSName, extra: inout [ProbeOutcome],
                  _ probe: () async -> ProbeOutcome) async -> ProbeOutcome {
-        var outcome = await probe()
+        let first = await probe()
+        guard first.failure == .servfail, !Task.isCancelled else { return first }
+        if !first.cachedError {
+            let control = await prober.echo(resolver, zone: zone)
+            extra.append(control)
+            guard control.failure == .servfail else { return first }
+        }
+        guard let waited = await waitOutFailureCache(resolver, zone, extra: &extra) else {
+            var outcome = first
+            outcome.detail = "the resolver answered SERVFAIL to everything for \(configuration.cachedFailureWait.nanoseconds / 1_000_000) ms"
+            return outcome
+        }
+        var again = await probe()
+        if again.failure == .servfail {
+            again.settled = true
+            again.detail = "SERVFAIL again after \(waited) ms spent waiting out the resolver's failure cache"
+            _ = await waitOutFailureCache(resolver, zone, extra: &extra)
+        }
+        return again
+    }
+
+    /// Sends control probes until one passes; returns the milliseconds waited, nil past the budget.
+    private func waitOutFailureCache(_ resolver: ResolverAddress, _ zone: DNSName, extra: inout [ProbeOutcome]) async -> Int64? {
         var waited: Int64 = 0
         var step: Int64 = 250_000_000
-        while outcome.failure == .servfail, waited < configuration.cachedFailureWait.nanoseconds, !Task.isCancelled {
-            if !outcome.cachedError {
-                let control = await prober.echo(resolver, zone: zone)
-                extra.append(control)
-                guard control.failure == .servfail else { return outcome }
-            }
+        while waited < configuration.cachedFailureWait.nanoseconds, !Task.isCancelled {
             try? await Task.sleep(nanoseconds: UInt64(step))
             waited += step
             step = min(step * 2, 1_000_000_000)
-            outcome = await probe()
-            if outcome.failure == .servfail { outcome.detail = "SERVFAIL again after waiting \(waited / 1_000_000) ms for the resolver's failure cache" }
+            let control = await prober.echo(resolver, zone: zone)
+            extra.append(control)
+            if control.ok { return waited / 1_000_000 }
         }
-        return outcome
+        return nil
     }
 
     /// The whole pipeline for one pair; nil when cancelled before it finished.
@@ -241,7 +261,8 @@ public struct Scanner: Sendable {
         let down = MTUSearch(low: configuration.downloadBytes.lowerBound,
                              high: min(configuration.downloadBytes.upperBound, typeCapacity),
                              attempts: configuration.attempts)
-        let guesses = Self.downloadGuesses(type: type, low: down.low, high: down.high, upstream: upstream)
+        let guesses = Self.downloadGuesses(type: type, low: down.low, high: down.high,
+                                           upstreamLimit: upstream.flatMap { prober.honorsUpstream($0) ? $0.udpLimit : nil })
         let downResult = await down.run(guesses: guesses) { bytes in
             await settled(resolver, zone, extra: &controls) {
                 await prober.download(resolver, zone: zone, bytes: bytes, type: type, queryCharacters: upChars,

@@ -46,9 +46,21 @@ public struct ProbeMeta: Hashable, Sendable {
         self.parameters = parameters
     }
 
+    /// How a download probe asks the responder to treat the EDNS size the resolver advertised
+    /// upstream (parameter byte 4; docs/PROTOCOL.md).
+    public enum EDNSRequest: UInt8, Sendable, CaseIterable {
+        /// As the responder is set (`serve --edns`).
+        case server = 0
+        /// Truncate a UDP answer larger than the advertised size (TC), as authoritative servers do.
+        case honor = 1
+        /// Answer whole whatever the advertised size, as MasterDnsVPN's server does.
+        case ignore = 2
+    }
+
     public static func download(nonce: [UInt8], bytes: Int, type: DNSType, encoding: LabelEncoding = .base32,
-                                totalCharacters: Int = characterCount) -> ProbeMeta {
+                                totalCharacters: Int = characterCount, edns: EDNSRequest = .server) -> ProbeMeta {
         var p = [UInt8](repeating: 0, count: parameterLength)
+        p[4] = edns.rawValue
         p[0] = UInt8(truncatingIfNeeded: bytes >> 8)
         p[1] = UInt8(truncatingIfNeeded: bytes)
         p[2] = UInt8(truncatingIfNeeded: type.rawValue >> 8)
@@ -60,6 +72,8 @@ public struct ProbeMeta: Hashable, Sendable {
     public var requestedBytes: Int { Int(parameters[0]) << 8 | Int(parameters[1]) }
     /// For `download`: the record type asked for.
     public var requestedType: DNSType { DNSType(rawValue: UInt16(parameters[2]) << 8 | UInt16(parameters[3])) }
+    /// For `download`: how the answer should meet the advertised EDNS size (an unknown value: as the server is set).
+    public var requestedEDNS: EDNSRequest { EDNSRequest(rawValue: parameters[4]) ?? .server }
 
     static func encodingCode(_ e: LabelEncoding) -> UInt8 {
         switch e {

@@ -71,6 +71,8 @@ public struct ProbeResponder: Sendable {
         var message: DNSMessage?
         /// The query's EDNS UDP size, 512 without EDNS (RFC 1035 4.2.1, RFC 6891 6.2.5).
         var askerLimit = 512
+        /// The EDNS mode a download probe asked for, instead of the configured one.
+        var ednsMode: EDNSMode?
 
         init(response: [UInt8]?, disposition: Disposition, message: DNSMessage? = nil, askerLimit: Int = 512) {
             self.response = response
@@ -179,7 +181,13 @@ public struct ProbeResponder: Sendable {
                                                         zone: configuration.zone, ttl: configuration.ttl) else {
             return reply(query, rcode: .refused, .refused)
         }
-        return reply(query, answers: records, .download)
+        var outcome = reply(query, answers: records, .download)
+        switch meta.requestedEDNS {
+        case .server: break
+        case .honor: outcome.ednsMode = .honor
+        case .ignore: outcome.ednsMode = .ignore
+        }
+        return outcome
     }
 
     private func apex(_ query: DNSMessage, _ question: DNSQuestion) -> Outcome {
@@ -221,7 +229,8 @@ public struct ProbeResponder: Sendable {
         let authenticated = Self.authenticated.contains(disposition)
         var limit = 65_535
         if transport == .udp {
-            if !(authenticated && configuration.ednsMode == .ignore) { limit = outcome.askerLimit }
+            let mode = outcome.ednsMode ?? configuration.ednsMode
+            if !(authenticated && mode == .ignore) { limit = outcome.askerLimit }
             if !authenticated { limit = min(limit, queryBytes) }
         }
         guard let wire = try? message.serialized(), wire.count <= limit else {

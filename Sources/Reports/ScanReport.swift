@@ -4,7 +4,7 @@ import PathMetrics
 /// `scan.json`: one entry per resolver-domain pair, the synced MTU over accepted pairs, and how it was run.
 ///
 /// Schema 1 readers still read it: version 1 added only optional keys (`loss`, `lossExceeded`,
-/// `upstreamEDNS`, `download.upstreamEDNS`, `settings.maxLoss`, `summary.lossExceeded`) and new
+/// `upstreamEDNS`, `download.upstreamEDNS`, `settings.maxLoss`, `settings.edns`, `summary.lossExceeded`) and new
 /// `limitedBy` values (`upstreamEDNS`, `recordType`, `loss`).
 public struct ScanReport: Codable, Sendable, Hashable {
     public static let schemaName = "tunnelprobe.scan/1"
@@ -53,6 +53,9 @@ public struct ScanReport: Codable, Sendable, Hashable {
         /// Pairs whose confirmation loss ratio is above this are left out of the exports and the
         /// synced MTU (`--max-loss`); nil in reports made before the flag.
         public var maxLoss: Double?
+        /// What download probes asked of the responder's EDNS handling (`--edns`: server, honor,
+        /// ignore); nil in reports made before the flag.
+        public var edns: String?
 
         public init(domains: [String], encoding: String, recordType: String, timeoutMs: Int, attempts: Int,
                     concurrency: Int, perResolverQPS: Double, confirmProbes: Int, minValid: Int?,

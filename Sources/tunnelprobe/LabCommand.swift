@@ -84,7 +84,7 @@ extension LabCommand {
         @Option(help: "EDNS UDP size the resolver advertises upstream (unbound edns-buffer-size, default here 4096; knot default 1232).")
         var resolverUpstreamEdns: Int?
 
-        @Option(help: "Arguments for the lab's `serve`, in one string, e.g. \"--edns ignore\".")
+        @Option(parsing: .unconditional, help: "Arguments for the lab's `serve`, in one string, e.g. \"--edns ignore\".")
         var serveArguments: String?
 
         @Flag(help: "Enable unbound use-caps-for-id (0x20 case randomisation of upstream queries).")

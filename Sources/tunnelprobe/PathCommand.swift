@@ -224,6 +224,9 @@ struct PathCommand: AsyncParsableCommand {
             print(document.summaryLines(directory: directory))
         }
         if reason != nil { throw Exit.interrupted }
+        if absent, let unsent = results.first(where: { $0.sendError != nil }), results.allSatisfy({ $0.sendError != nil }) {
+            throw fail("cannot send to \(unsent.resolver): \(unsent.sendError ?? "")", Exit.environment)
+        }
         if absent {
             let window = min(absentAfter, finished.timeIntervalSince(started))
             throw fail("responder absent: no authenticated answer through any resolver in \(String(format: "%.1f", window)) s (is `tunnelprobe serve` running for \(zone) with the same key?); report: \(directory)/path.md", Exit.environment)

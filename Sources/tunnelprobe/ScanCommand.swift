@@ -21,7 +21,9 @@ struct ScanCommand: AsyncParsableCommand {
         A SERVFAIL that a control probe shares (the resolver answering from its failure cache) is \
         waited out, not taken as a size limit. Each pair names what bound its download size: TC \
         (the resolver's limit toward the client), upstream EDNS (the size the resolver advertises \
-        upstream, when `serve --edns honor` honours it), the record type, loss, or another failure.
+        upstream, when the responder honours it: `serve --edns honor`, or `scan --edns honor`), the \
+        record type, loss, or another failure. `--edns ignore` asks the responder to answer whole, as \
+        MasterDnsVPN's server does, whatever the resolver advertises.
         A pair whose confirmation probes were lost beyond --max-loss (loss with its Wilson 95 % \
         interval, RFC 7680) is flagged and left out of the exports and the synced MTU.
         Writes scan.json, scan.md and exports for MasterDnsVPN and iodine into reports/<run-id>/.
@@ -62,6 +64,9 @@ struct ScanCommand: AsyncParsableCommand {
 
     @Option(help: "Largest confirmation loss ratio (0-1) of a pair the exports and the synced MTU take; above it the pair is flagged and left out (default 0.2: with 3 confirmation probes per direction one lost probe passes, two do not).")
     var maxLoss: Double = ScanConfiguration.defaultMaxLoss
+
+    @Option(help: "What download probes ask of the responder: server (as `serve --edns` is set), honor (truncate at the EDNS size the resolver advertises upstream, as authoritative servers and dnstt do) or ignore (answer whole, as MasterDnsVPN's server does).")
+    var edns: String = "server"
 
     @Option(help: "Stop once this many pairs are accepted.")
     var minValid: Int?
@@ -121,6 +126,7 @@ struct ScanCommand: AsyncParsableCommand {
         if let u = uploadMaxChars, u < ProbeMeta.characterCount {
             throw ValidationError("--upload-max-chars must be at least \(ProbeMeta.characterCount) (the probe's meta block)")
         }
+        guard Self.ednsRequests[edns] != nil else { throw ValidationError("--edns must be server, honor or ignore") }
         guard (0...1).contains(maxLoss) else { throw ValidationError("--max-loss must be in 0...1") }
         guard frameOverhead >= 0 else { throw ValidationError("--frame-overhead must be 0 or more") }
     }
@@ -155,8 +161,9 @@ struct ScanCommand: AsyncParsableCommand {
         configuration.maxLoss = maxLoss
 
         let engine = QueryEngine(seed: seed)
-        let prober = Prober(engine: engine, key: key, encoding: configuration.encoding, timeout: configuration.timeout,
+        var prober = Prober(engine: engine, key: key, encoding: configuration.encoding, timeout: configuration.timeout,
                             pacer: perResolverQps > 0 ? Pacer(queriesPerSecond: perResolverQps) : nil)
+        prober.ednsRequest = Self.ednsRequests[edns] ?? .server
         let scanner = Scanner(configuration: configuration, prober: prober)
         var liveCapture: LiveCapture?
         if let capture {
@@ -193,8 +200,9 @@ struct ScanCommand: AsyncParsableCommand {
                           vantage: vantage ?? hostName(), seed: seed, startedAt: ReportWriter.timestamp(started),
                           finishedAt: ReportWriter.timestamp(finished), complete: reason == nil && !result.interrupted,
                           interruption: reason)
-        let document = ScanReport.build(run: run, configuration: configuration, list: list, result: result,
+        var document = ScanReport.build(run: run, configuration: configuration, list: list, result: result,
                                       duration: finished.timeIntervalSince(started))
+        document.settings.edns = edns
         let directory = out ?? "reports/\(runID)"
         do {
             try ReportWriter.write([
@@ -216,6 +224,10 @@ struct ScanCommand: AsyncParsableCommand {
         if reason != nil { throw Exit.interrupted }
         if document.summary.accepted == 0 { throw Exit.checksFailed }
     }
+}
+
+extension ScanCommand {
+    static let ednsRequests: [String: ProbeMeta.EDNSRequest] = ["server": .server, "honor": .honor, "ignore": .ignore]
 }
 
 extension ScanReport {

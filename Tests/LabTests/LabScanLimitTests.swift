@@ -1,5 +1,5 @@
 import Foundation
-import Lab
+@testable import Lab
 import Logging
 import Reports
 import Testing
@@ -17,6 +17,13 @@ func withLab(config: LabConfig, _ body: (LabStatus) async throws -> Void) async 
         throw error
     }
     try await Lab.down(name: config.name, logger: logger)
+}
+
+/// The zone's SOA through the lab resolver. The responder answers it over UDP with TC (it is
+/// larger than the query: no amplification), so a whole answer means the resolver retried over TCP.
+func apexThroughTCP(_ lab: LabStatus) async throws -> LabDNSReply {
+    try await DNSProbe.query(namespacePath: LabTopology(name: lab.name).namespacePath(.client), server: lab.resolverAddress,
+                             port: 53, name: lab.domain + ".", type: 6, ednsPayloadSize: 1232, timeout: .seconds(3))
 }
 
 /// A fresh lab name for the scan-limit tests.
@@ -48,12 +55,15 @@ struct LabScanLimitTests {
     /// uses (1111 toward the client), the pair is accepted and the response size is what knot
     /// delivers: measured by hand with dig +bufsize=4096, 1232 and 1111 bytes pass whole and one
     /// byte more comes back with TC. Before `serve` had TCP, every knot pair was rejected with
-    /// "download: SERVFAIL (no size passed)".
-    @Test(.timeLimit(.minutes(4)), arguments: [nil, 1111] as [Int?])
-    func knotResolverDeliversItsLimit(limit: Int?) async throws {
-        let config = LabConfig(name: scanLabName(), resolverUDPLimit: limit, serverCommand: serveCommand(),
+    /// "download: SERVFAIL (no size passed)". With `serve --edns ignore` knot takes the responder's
+    /// larger UDP answers and its limit toward the client binds.
+    @Test(.timeLimit(.minutes(4)), arguments: [nil, 1111] as [Int?], ["honor", "ignore"])
+    func knotResolverDeliversItsLimit(limit: Int?, mode: String) async throws {
+        let config = LabConfig(name: scanLabName(), resolverUDPLimit: limit, serverCommand: serveCommand(["--edns", mode]),
                                resolverSoftware: .knot)
         try await withLab(config: config) { lab in
+            let soa = try await apexThroughTCP(lab)
+            #expect(soa.responseCode == 0 && soa.answerCount == 1 && !soa.truncated, "knot did not retry over TCP: \(soa)")
             for type in ["TXT", "NULL"] {
                 let (report, _) = try scanWithExports(lab, ["--resolver", lab.resolverAddress, "--record-type", type, "--timeout", "1"])
                 let pair = try #require(report.pairs.first)
@@ -63,8 +73,8 @@ struct LabScanLimitTests {
                 #expect(size <= expected && size >= expected - 2, "knot \(type): response \(size), expected \(expected)")
                 // At the default both of knot's sizes are 1232: either names the bound truthfully.
                 let named = pair.download?.limitedBy
-                #expect(limit == nil ? (named == .resolverLimit || named == .upstreamEDNS) : named == .resolverLimit,
-                        "\(String(describing: named))")
+                #expect(limit == nil && mode == "honor" ? (named == .resolverLimit || named == .upstreamEDNS) : named == .resolverLimit,
+                        "\(mode): \(String(describing: named))")
                 #expect(pair.download?.upstreamEDNS == 1232)
             }
         }
@@ -72,23 +82,31 @@ struct LabScanLimitTests {
 
     /// An unbound that passes 1400-byte answers to clients (max-udp-size 1400) and advertises its
     /// default 1232 upstream: against `serve --edns ignore` (as MasterDnsVPN's server) the scan
-    /// gets 1400; against `--edns honor` it names the upstream EDNS size (1232) as the limit.
+    /// gets 1400; against `--edns honor` it names the upstream EDNS size (1232) as the limit. A
+    /// scan may ask for the other behaviour per probe (`scan --edns honor|ignore`) from the same
+    /// responder, with the same figures.
     @Test(.timeLimit(.minutes(4)), arguments: ["ignore", "honor"])
     func unboundUpstreamEDNSIsNamedNotBlamedOnTheResolver(mode: String) async throws {
         let config = LabConfig(name: scanLabName(), resolverUDPLimit: 1400, serverCommand: serveCommand(["--edns", mode]),
                                resolverUpstreamEDNS: 1232)
         try await withLab(config: config) { lab in
-            for type in ["TXT", "NULL"] {
-                let (report, _) = try scanWithExports(lab, ["--resolver", lab.resolverAddress, "--record-type", type, "--timeout", "1"])
+            let soa = try await apexThroughTCP(lab)
+            #expect(soa.responseCode == 0 && soa.answerCount == 1 && !soa.truncated, "unbound did not retry over TCP: \(soa)")
+            let other = mode == "ignore" ? "honor" : "ignore"
+            for (type, asked) in [("TXT", "server"), ("NULL", "server"), ("TXT", other)] {
+                let (report, _) = try scanWithExports(lab, ["--resolver", lab.resolverAddress, "--record-type", type, "--timeout", "1",
+                                                            "--edns", asked])
                 let pair = try #require(report.pairs.first)
-                #expect(pair.accepted, "\(mode) \(type): \(pair.reason ?? "")")
+                let effective = asked == "server" ? mode : asked
+                #expect(pair.accepted, "serve \(mode), scan \(asked), \(type): \(pair.reason ?? "")")
                 let size = try #require(pair.download?.responseSize)
                 #expect(pair.download?.upstreamEDNS == 1232)
-                if mode == "ignore" {
-                    #expect(size <= 1400 && size >= 1398, "ignore \(type): \(size)")
+                #expect(report.settings.edns == asked)
+                if effective == "ignore" {
+                    #expect(size <= 1400 && size >= 1398, "serve \(mode), scan \(asked), \(type): \(size)")
                     #expect(pair.download?.limitedBy == .resolverLimit)
                 } else {
-                    #expect(size <= 1232 && size >= 1230, "honor \(type): \(size)")
+                    #expect(size <= 1232 && size >= 1230, "serve \(mode), scan \(asked), \(type): \(size)")
                     #expect(pair.download?.limitedBy == .upstreamEDNS)
                 }
             }
@@ -161,6 +179,14 @@ struct LabScanLimitTests {
             #expect(lines.count == 1 && lines.first?.contains("responder absent") == true, "\(r.stderr)")
             #expect(r.stdout.isEmpty)
             #expect(Date().timeIntervalSince(started) < 30)
+
+            // The lab's client namespace has no IPv6 route: the reason says so, not "channel closed".
+            let v6 = try run(Lab.namespaceCommand(name: lab.name, role: .client, command: base + [
+                "--resolver", "[2001:db8::53]:53", "--duration", "1", "--tmax", "0.5",
+            ]))
+            #expect(v6.status == 69 && v6.stderr.contains("network unreachable"), "\(v6.status): \(v6.stderr)")
+            let (v6scan, _) = try scanWithExports(lab, ["--resolver", "[2001:db8::53]:53", "--timeout", "0.5"])
+            #expect(v6scan.pairs.first?.reason?.contains("network unreachable") == true, "\(v6scan.pairs.first?.reason ?? "")")
 
             let empty = FileManager.default.temporaryDirectory.appendingPathComponent("tp-empty-\(UUID().uuidString).txt").path
             defer { try? FileManager.default.removeItem(atPath: empty) }

@@ -98,8 +98,10 @@ struct LabTraceTests {
             try await Task.sleep(for: .milliseconds(200))
             #expect(FileManager.default.fileExists(atPath: dumpFile))
             // A working resolver and a port where nothing answers: answered and unanswered queries both.
+            // Ten confirmation probes per direction: the size searches alone now take about a dozen
+            // queries (the scan no longer sends sizes an honouring responder would truncate).
             _ = try scan(lab, ["--resolver", lab.resolverAddress, "--resolver", "\(lab.resolverAddress):5300", "--timeout", "1",
-                               "--capture", probeFile])
+                               "--confirm", "10", "--capture", probeFile])
             try await Task.sleep(for: .milliseconds(300))
             // SIGKILL, not SIGINT: the child inherits the test thread's signal mask, which blocks SIGINT
             // and SIGTERM. With -U every packet is already flushed to the file, so nothing is lost.

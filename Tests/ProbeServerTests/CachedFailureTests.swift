@@ -1,0 +1,138 @@
+import DNSWire
+import Foundation
+import Logging
+import NIOCore
+import ProbeClient
+import ProbeServer
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A stand-in resolver on loopback that behaves as knot-resolver did against a responder without
+/// TCP: an answer larger than `failAbove` bytes fails upstream (SERVFAIL), and for `poison` after
+/// that every query is answered SERVFAIL from the failure cache.
+final class PoisoningResolver: @unchecked Sendable {
+    let port: Int
+    private let fd: Int32
+    private let upstream: Int32
+    private let responderPort: Int
+    private let failAbove: Int
+    private let poison: TimeInterval
+    private let lock = NSLock()
+    private var stopped = false
+    private var thread: Thread?
+    private(set) var poisonedAnswers = 0
+
+    init(responderPort: Int, failAbove: Int, poison: TimeInterval) throws {
+        self.responderPort = responderPort
+        self.failAbove = failAbove
+        self.poison = poison
+        let listener = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        fd = listener
+        upstream = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = Self.loopback(port: 0)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        for (socket, usec) in [(fd, 100_000), (upstream, 900_000)] {
+            var timeout = timeval(tv_sec: 0, tv_usec: usec)
+            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
+        let thread = Thread { [self] in loop() }
+        self.thread = thread
+        thread.start()
+    }
+
+    static func loopback(port: Int) -> sockaddr_in {
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = in_port_t(UInt16(port).bigEndian)
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return a
+    }
+
+    func stop() {
+        lock.withLock { stopped = true }
+        while !(thread?.isFinished ?? true) { usleep(10_000) }
+        close(fd)
+        close(upstream)
+    }
+
+    private func loop() {
+        var poisonedUntil = Date.distantPast
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while !lock.withLock({ stopped }) {
+            var client = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let n = withUnsafeMutablePointer(to: &client) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, &buffer, buffer.count, 0, $0, &length) }
+            }
+            guard n >= 12 else { continue }
+            let query = Array(buffer[0..<n])
+            var answer: [UInt8]
+            if Date() < poisonedUntil {
+                answer = Self.servfail(query)
+                lock.withLock { poisonedAnswers += 1 }
+            } else {
+                var target = Self.loopback(port: responderPort)
+                _ = withUnsafePointer(to: &target) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(upstream, query, query.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+                let m = recv(upstream, &buffer, buffer.count, 0)
+                guard m > 0 else { continue }
+                answer = Array(buffer[0..<m])
+                if m > failAbove {
+                    answer = Self.servfail(query)
+                    poisonedUntil = Date().addingTimeInterval(poison)
+                }
+            }
+            _ = withUnsafePointer(to: &client) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, answer, answer.count, 0, $0, length) }
+            }
+        }
+    }
+
+    /// The query turned into a SERVFAIL response (QR, RA, RCODE 2), its question echoed.
+    static func servfail(_ query: [UInt8]) -> [UInt8] {
+        var r = query
+        r[2] |= 0x80
+        r[3] = 0x80 | 0x02
+        return r
+    }
+}
+
+@Suite(.serialized) struct CachedFailureTests {
+    /// Behind a resolver that fails answers over 1500 bytes and then serves SERVFAIL from its
+    /// failure cache for a second, the download search still finds the 1500-byte limit: a SERVFAIL
+    /// shared by a control probe is waited out instead of being taken as the limit of the sizes
+    /// that happen to be probed during that second.
+    @Test(.timeLimit(.minutes(1))) func aCachedFailureIsWaitedOutNotTakenAsTheLimit() async throws {
+        let server = ProbeServer(responder: responder, ratePerSourcePerSecond: 0, logger: Logger(label: "test"))
+        let bound = try await server.start(listen: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)])
+        let resolver = try PoisoningResolver(responderPort: try #require(bound.first?.port), failAbove: 1500, poison: 1)
+        defer { resolver.stop() }
+        let address = try #require(ResolverAddress(bytes: [127, 0, 0, 1], port: resolver.port))
+        var config = ScanConfiguration(resolvers: [address], domains: [zone])
+        config.timeout = .milliseconds(800)
+        config.perResolverQPS = 0
+        config.confirmProbes = 1
+        let engine = QueryEngine(seed: 5)
+        let result = await Scanner(configuration: config, prober: Prober(engine: engine, key: key, timeout: config.timeout)).run()
+        await engine.shutdown()
+        await server.stop()
+        let pair = try #require(result.pairs.first)
+        #expect(pair.accepted, "\(pair.reason ?? "")")
+        let size = try #require(pair.download?.responseSize)
+        #expect(size <= 1500 && size >= 1498, "response \(size)")
+        #expect(pair.download?.limitedBy == .servfail)
+        #expect(resolver.poisonedAnswers > 0, "the stand-in never served a cached failure: the test tested nothing")
+    }
+}
