@@ -124,11 +124,11 @@ let package = Package(
         // `verify`: real engines over TUN in a sandbox namespace, phases and leak checks.
         .target(
             name: "TunnelVerify",
-            dependencies: ["Base", "DNSWire", "ProbeProtocol", "Reports", "Capture", .product(name: "Subprocess", package: "swift-subprocess")],
+            dependencies: ["Base", "DNSWire", "ProbeProtocol", "Capture", .product(name: "Subprocess", package: "swift-subprocess")],
             swiftSettings: strict
         ),
         // Versioned report documents, their Markdown and HTML renderings and engine exports.
-        .target(name: "Reports", dependencies: ["Base", "PathMetrics", "Fates", "LinkSim", "FEC", "TraceAnalysis", "ProbeClient"], swiftSettings: strict),
+        .target(name: "Reports", dependencies: ["Base", "PathMetrics", "Fates", "LinkSim", "FEC", "TraceAnalysis", "ProbeClient", "TunnelVerify"], swiftSettings: strict),
         // The namespace testbed: client, resolver (real unbound), server, tunnel servers, impairment relay.
         .target(
             name: "Lab",
@@ -170,7 +170,7 @@ let package = Package(
         .testTarget(name: "LinkSimTests", dependencies: ["TestSupport", "LinkSim", "FEC", "Reports", "Base", "Fates"]),
         .testTarget(name: "ImpairmentTests", dependencies: ["Impairment", "DNSWire", "Base", "Fates", "ProbeClient"] + nio),
         .testTarget(name: "TunnelVerifyTests", dependencies: ["TestSupport", "TunnelVerify", "Lab", "Reports"], exclude: ["Golden"]),
-        .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "Reports", "PathMetrics", "Base", "TraceAnalysis"], exclude: ["Golden"]),
+        .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "Reports", "PathMetrics", "Base", "TraceAnalysis", "ProbeClient", "TunnelVerify"], exclude: ["Golden"]),
         .testTarget(
             name: "LabTests",
             dependencies: ["TestSupport", "Lab", "ProbeClient", "ProbeProtocol", "Reports", "PathMetrics", "DNSWire", "Impairment", "Base", "Fates"]

@@ -1,6 +1,8 @@
-extension ResilienceReport {
+public import TunnelVerify
+extension ResilienceResult {
     /// resilience.md: verdict, the cycles and what they left, then one row per scenario.
-    public func markdown() -> String {
+    /// The page for people; `run` says which run it was.
+    public func markdown(run: RunInfo) -> String {
         var lines: [String] = []
         lines.append("# resilience: \(profile) (\(engine))")
         lines.append("")

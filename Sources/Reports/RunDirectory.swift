@@ -270,7 +270,7 @@ enum ReportRenderers {
         case .verify:
             let r = try decoder.decode(VerifyReport.self, from: data)
             return LoadedReport(document: .verify(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
-                                markdown: r.markdown(), headline: "\(r.engine): \(r.verdict)", ok: r.verdict == "pass")
+                                markdown: r.markdown(), headline: "\(r.engine): \(r.verdict.rawValue)", ok: r.verdict == .pass)
         case .simulate:
             let r = try decoder.decode(SimulateReport.self, from: data)
             let best = r.recommendation.map { "recommended \($0.level) (\($0.direction))" } ?? "no recommendation"
@@ -279,7 +279,7 @@ enum ReportRenderers {
         case .resilience:
             let r = try decoder.decode(ResilienceReport.self, from: data)
             return LoadedReport(document: .resilience(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
-                                markdown: r.markdown(), headline: r.summaryLine, ok: r.verdict == "pass")
+                                markdown: r.markdown(), headline: r.summaryLine, ok: r.verdict == .pass)
         }
     }
 

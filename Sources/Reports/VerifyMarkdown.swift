@@ -1,7 +1,8 @@
-extension VerifyReport {
+public import TunnelVerify
+extension VerifyResult {
     /// One line for the terminal.
     public var summaryLine: String {
-        var text = "verify \(engine) \"\(profile)\": \(verdict.uppercased())"
+        var text = "verify \(engine) \"\(profile)\": \(verdict.rawValue.uppercased())"
         if let failure { text += " at \(failure.phase): \(failure.reason)" }
         text += " (start to verdict \(timing.startToVerdictMs) ms"
         if let handshake = timing.handshakeMs { text += ", handshake at \(handshake) ms" }
@@ -9,7 +10,8 @@ extension VerifyReport {
     }
 
     /// verify.md: the verdict first, then the phases, the checks with their evidence, diagnostics.
-    public func markdown() -> String {
+    /// The page for people; `run` says which run it was.
+    public func markdown(run: RunInfo) -> String {
         var lines: [String] = []
         lines.append("# verify: \(profile) (\(engine))")
         lines.append("")

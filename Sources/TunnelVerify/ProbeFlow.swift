@@ -1,5 +1,4 @@
 import Foundation
-import Reports
 import Synchronization
 
 /// The steady probe flow of a resilience scenario: one HTTP GET to the whoami URL through the
@@ -17,9 +16,9 @@ enum ProbeFlow {
     /// A probe counts as answered only when the body's first line is `expectedExit` (when given):
     /// an answer that came around the tunnel is a failure.
     static func run(url: WhoamiURL, socks: Endpoint?, namespacePath: String, origin: ContinuousClock.Instant, interval: Duration,
-                    timeout: Duration, expectedExit: String?, stop: StopFlag) async -> [ResilienceReport.Probe] {
+                    timeout: Duration, expectedExit: String?, stop: StopFlag) async -> [ResilienceResult.Probe] {
         let clock = ContinuousClock()
-        return await withTaskGroup(of: ResilienceReport.Probe.self) { group in
+        return await withTaskGroup(of: ResilienceResult.Probe.self) { group in
             var tick = clock.now
             while !stop.isSet, !Task.isCancelled {
                 let sent = clock.now
@@ -41,14 +40,14 @@ enum ProbeFlow {
                 tick += interval
                 try? await clock.sleep(until: tick)
             }
-            var probes: [ResilienceReport.Probe] = []
+            var probes: [ResilienceResult.Probe] = []
             for await probe in group { probes.append(probe) }
             return probes.sorted { $0.atMs < $1.atMs }
         }
     }
 
     /// The probe log as CSV: `sent_ms,ok,latency_ms,error`.
-    static func csv(_ probes: [ResilienceReport.Probe]) -> String {
+    static func csv(_ probes: [ResilienceResult.Probe]) -> String {
         var text = "sent_ms,ok,latency_ms,error\n"
         for probe in probes {
             let error = (probe.error ?? "").replacingOccurrences(of: "\"", with: "'")
@@ -60,7 +59,7 @@ enum ProbeFlow {
     /// Recovery time: from the end of the disruption to the answer of the first successful probe
     /// sent at or after it (the application-level "time to recover" of RFC 7680's loss framing is
     /// not defined for tunnels; this is the user-visible gap, measured from the probe log).
-    static func recovery(_ probes: [ResilienceReport.Probe], disruptionEndMs: Int) -> Double? {
+    static func recovery(_ probes: [ResilienceResult.Probe], disruptionEndMs: Int) -> Double? {
         guard let first = probes.first(where: { $0.ok && $0.atMs >= disruptionEndMs }), let latency = first.latencyMs else { return nil }
         return Double(first.atMs + latency - disruptionEndMs) / 1000
     }

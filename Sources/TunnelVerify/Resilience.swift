@@ -1,7 +1,6 @@
 import Base
 import Foundation
 import Glibc
-public import Reports
 
 /// The disruptions `resilience` can inflict while the probe flow runs.
 public enum DisruptionKind: String, Sendable, Hashable, CaseIterable {
@@ -68,7 +67,7 @@ public enum Resilience {
 
     /// Cycles, then scenarios. Cancellation (SIGINT) ends the current step, restores the uplink,
     /// removes the sandbox and returns what was measured, marked incomplete.
-    public static func run(_ configuration: ResilienceConfiguration, run info: RunInfo) async throws(VerifyError) -> ResilienceReport {
+    public static func run(_ configuration: ResilienceConfiguration) async throws(VerifyError) -> ResilienceResult {
         let (engine, tools) = try prepare(configuration)
         let sandbox = Sandbox(stateRoot: configuration.stateRoot)
         var session = ResilienceSession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox)
@@ -78,7 +77,7 @@ public enum Resilience {
             // SIGINT while the sandbox was built: nothing is left, the report is empty and incomplete.
             session.interrupted = true
             session.notes.append(error.message)
-            return session.report(info: info)
+            return session.report()
         }
         await session.execute()
         let finished = session
@@ -91,7 +90,7 @@ public enum Resilience {
         }
         // A fresh task: cleanup must not see the cancellation that may have ended the run.
         await Task.detached { await finished.restoreUplink(); await sandbox.destroy(tools: tools) }.value
-        return session.report(info: info)
+        return session.report()
     }
 }
 
@@ -103,13 +102,13 @@ struct ResilienceSession: Sendable {
     let clock = ContinuousClock()
     var gateway: String
     var uplinkAddress: String
-    var cycles: [ResilienceReport.Cycle] = []
-    var leftovers: ResilienceReport.Leftovers?
-    var scenarios: [ResilienceReport.Scenario] = []
+    var cycles: [ResilienceResult.Cycle] = []
+    var leftovers: ResilienceResult.Leftovers?
+    var scenarios: [ResilienceResult.Scenario] = []
     var notes: [String] = []
     var interrupted = false
     var starts = 0
-    var split: ResilienceReport.Split?
+    var split: ResilienceResult.Split?
     /// Split domain -> the addresses it resolved to in the split check.
     var resolved: [String: [String]] = [:]
     /// The engine attaches to the sandbox's TUN (false for a SOCKS-shaped engine without `{tun}`).
@@ -464,7 +463,7 @@ struct ResilienceSession: Sendable {
             scenarioNotes.append("at the end of the scenario \(url.host) was routed through \(device), not the TUN: the routes through the TUN were gone (the engine reconfigured its TUN); the tool set them again")
             _ = try? await reapplyTunnelRoutes()
         }
-        var failover: ResilienceReport.Failover?
+        var failover: ResilienceResult.Failover?
         var failoverNote: String?
         if kind == .resolverOutage {
             failoverNote = ResolverFailover.notMeasurable(engine: engine.kind, carriers: engine.carriers,
@@ -509,7 +508,7 @@ struct ResilienceSession: Sendable {
         }
         // The client resolves through the DNS servers the tunnel hands the system (resolv.conf).
         var ids = SplitMix64(seed: configuration.seed ^ 0x5370_6C69_7444_4E53)
-        var domains: [ResilienceReport.Split.Domain] = []
+        var domains: [ResilienceResult.Split.Domain] = []
         let applied = appliedSplit ?? declared
         var names = declared.domains
         for name in applied.domains where !names.contains(name) { names.append(name) }
@@ -573,16 +572,12 @@ struct ResilienceSession: Sendable {
         await sandbox.unblockResolver(tools: tools)
     }
 
-    func report(info: RunInfo) -> ResilienceReport {
-        var run = info
-        run.finishedAt = ReportWriter.timestamp()
-        run.complete = !interrupted
-        if interrupted, run.interruption == nil { run.interruption = "interrupted" }
+    func report() -> ResilienceResult {
         let cyclesOK = cycles.allSatisfy(\.ok) && cycles.count == configuration.cycles && (leftovers?.clean ?? true)
         let scenariosOK = scenarios.allSatisfy { $0.recoverySeconds != nil && $0.leaked != true }
             && !notes.contains { $0.hasPrefix("the engine did not come up") }
-        let verdict = interrupted ? "incomplete" : (cyclesOK && scenariosOK && split?.ok != false ? "pass" : "fail")
-        return ResilienceReport(run: run, profile: configuration.profile.name, engine: configuration.engine.rawValue, sandbox: sandbox.namespace,
+        let verdict: Verdict = interrupted ? .incomplete : (cyclesOK && scenariosOK && split?.ok != false ? .pass : .fail)
+        return ResilienceResult(profile: configuration.profile.name, engine: configuration.engine.rawValue, sandbox: sandbox.namespace,
                                 socks: configuration.socks?.description,
                                 cycles: cycles, leftovers: leftovers, scenarios: scenarios, split: split, verdict: verdict, notes: notes)
     }

@@ -1,4 +1,3 @@
-import Reports
 
 /// Whether a DNS tunnel moved to another of the profile's resolvers when the one it used went
 /// quiet, read from the uplink capture of a resolver outage.
@@ -23,7 +22,7 @@ enum ResolverFailover {
     /// From the start of the outage on: tunnel queries per resolver, and the first one to a
     /// resolver other than the blocked one.
     static func measure(_ packets: [UplinkPacket], blocked: Endpoint, resolvers: [Endpoint], domain: String,
-                        outageStartMs: Int) -> ResilienceReport.Failover {
+                        outageStartMs: Int) -> ResilienceResult.Failover {
         var counts: [String: Int] = [:]
         var first: (Endpoint, Int)?
         for packet in packets.sorted(by: { $0.atMs < $1.atMs }) where packet.atMs >= outageStartMs {
@@ -31,7 +30,7 @@ enum ResolverFailover {
             counts[resolver.description, default: 0] += 1
             if resolver != blocked, first == nil { first = (resolver, packet.atMs - outageStartMs) }
         }
-        return ResilienceReport.Failover(blockedResolver: blocked.description, failedOver: first != nil, resolver: first?.0.description,
+        return ResilienceResult.Failover(blockedResolver: blocked.description, failedOver: first != nil, resolver: first?.0.description,
                                          afterMs: first?.1, queriesAfterStart: counts)
     }
 

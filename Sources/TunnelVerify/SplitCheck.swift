@@ -2,7 +2,6 @@ import Base
 import DNSWire
 import Foundation
 import Glibc
-import Reports
 
 /// The split-tunnel check: with the engine up, each domain of the split is resolved (A and AAAA)
 /// through the sandbox's DNS server as the client would, the split's routes are applied with the
@@ -164,9 +163,9 @@ enum SplitCheck {
 
     /// The verdict from both captures. `declared` is what the profile says; `routed` is it with
     /// the domains resolved.
-    static func judge(declared: Profile.Split, routed: Routed, domains: [ResilienceReport.Split.Domain],
+    static func judge(declared: Profile.Split, routed: Routed, domains: [ResilienceResult.Split.Domain],
                       targets: (tunnelled: [String], direct: [String]), uplink: [UplinkPacket], tun: [UplinkPacket],
-                      notes: [String] = []) -> ResilienceReport.Split {
+                      notes: [String] = []) -> ResilienceResult.Split {
         func named(_ packet: UplinkPacket) -> UplinkPacket {
             var copy = packet
             if let destination = packet.destination, let owner = routed.owners[destination] { copy.domain = owner }
@@ -202,7 +201,7 @@ enum SplitCheck {
             allNotes.append("probes not seen on the side they belong to: \(unseen.joined(separator: ", "))")
         }
         let resolvedAll = domains.allSatisfy { !$0.addresses.isEmpty }
-        return ResilienceReport.Split(
+        return ResilienceResult.Split(
             mode: declared.mode.rawValue, prefixes: declared.prefixes.map(\.description), domains: domains,
             tunnelledProbes: targets.tunnelled, directProbes: targets.direct, clearOnUplink: clear, insideTunnel: inside,
             unseenProbes: unseen, notes: allNotes, ok: clear.isEmpty && inside.isEmpty && unseen.isEmpty && resolvedAll)

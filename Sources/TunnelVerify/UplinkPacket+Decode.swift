@@ -1,5 +1,4 @@
 import DNSWire
-import Reports
 
 extension UplinkPacket {
     /// Decodes an Ethernet frame (the veth's link type) and classifies it against the carrier.

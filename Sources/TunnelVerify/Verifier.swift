@@ -1,7 +1,6 @@
 import Base
 import Foundation
 import Glibc
-public import Reports
 
 /// The checks `verify` can run after the data phase.
 public enum VerifyCheck: String, Sendable, Hashable, CaseIterable, Codable {
@@ -75,10 +74,10 @@ public enum Verifier {
 
     /// Runs every phase and check. Never leaves the sandbox behind: cleanup runs on success, on
     /// failure and on cancellation (SIGINT/SIGTERM cancel the calling task).
-    public static func run(_ configuration: VerifyConfiguration, run info: RunInfo) async throws(VerifyError) -> VerifyReport {
+    public static func run(_ configuration: VerifyConfiguration) async throws(VerifyError) -> VerifyResult {
         let (engine, tools) = try prepare(configuration)
         let sandbox = Sandbox(stateRoot: configuration.stateRoot)
-        var session = VerifySession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox, info: info)
+        var session = VerifySession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox)
         do {
             try await sandbox.create(dnsServers: configuration.profile.dns, tools: tools)
         } catch where error.code == .interrupted {
@@ -100,19 +99,18 @@ struct VerifySession {
     let engine: Engine
     let tools: Tools
     let sandbox: Sandbox
-    let info: RunInfo
     let clock = ContinuousClock()
     let origin: ContinuousClock.Instant
 
-    var phases: [VerifyReport.Phase] = []
-    var failure: VerifyReport.Failure?
-    var handshake = VerifyReport.Handshake(ok: false)
-    var exitIP: VerifyReport.ExitIP
-    var dnsLeak: VerifyReport.DNSLeak
-    var ipv6Leak: VerifyReport.Leak
-    var tunnelFailure: VerifyReport.Leak
-    var captureSummary: VerifyReport.Capture?
-    var diagnostics: VerifyReport.Diagnostics
+    var phases: [VerifyResult.Phase] = []
+    var failure: VerifyResult.Failure?
+    var handshake = VerifyResult.Handshake(ok: false)
+    var exitIP: VerifyResult.ExitIP
+    var dnsLeak: VerifyResult.DNSLeak
+    var ipv6Leak: VerifyResult.Leak
+    var tunnelFailure: VerifyResult.Leak
+    var captureSummary: VerifyResult.Capture?
+    var diagnostics: VerifyResult.Diagnostics
     var engineArgv: [String] = []
     var handshakeAt: ContinuousClock.Instant?
     var interrupted = false
@@ -120,33 +118,32 @@ struct VerifySession {
     var ipv6WindowMs: ClosedRange<Int>?
     var dnsWindowMs: ClosedRange<Int>?
 
-    init(configuration: VerifyConfiguration, engine: Engine, tools: Tools, sandbox: Sandbox, info: RunInfo) {
+    init(configuration: VerifyConfiguration, engine: Engine, tools: Tools, sandbox: Sandbox) {
         self.configuration = configuration
         self.engine = engine
         self.tools = tools
         self.sandbox = sandbox
-        self.info = info
         origin = clock.now
         let checks = configuration.checks
-        exitIP = VerifyReport.ExitIP(url: configuration.whoami?.description, expected: configuration.profile.expectedExitIP)
-        dnsLeak = VerifyReport.DNSLeak(requested: checks.contains(.dnsLeak), servers: configuration.profile.dns, names: [],
+        exitIP = VerifyResult.ExitIP(url: configuration.whoami?.description, expected: configuration.profile.expectedExitIP)
+        dnsLeak = VerifyResult.DNSLeak(requested: checks.contains(.dnsLeak), servers: configuration.profile.dns, names: [],
                                        answered: 0, evidence: [])
-        ipv6Leak = VerifyReport.Leak(requested: checks.contains(.ipv6Leak), evidence: [])
-        tunnelFailure = VerifyReport.Leak(requested: checks.contains(.tunnelFailure), evidence: [])
-        diagnostics = VerifyReport.Diagnostics(phase: "sandbox", routeLoops: [], errors: [])
+        ipv6Leak = VerifyResult.Leak(requested: checks.contains(.ipv6Leak), evidence: [])
+        tunnelFailure = VerifyResult.Leak(requested: checks.contains(.tunnelFailure), evidence: [])
+        diagnostics = VerifyResult.Diagnostics(phase: "sandbox", routeLoops: [], errors: [])
     }
 
     var elapsedMs: Int { (clock.now - origin).milliseconds }
 
     mutating func record(_ name: String, started: ContinuousClock.Instant, ok: Bool, detail: String? = nil) {
-        phases.append(VerifyReport.Phase(name: name, startedMs: (started - origin).milliseconds,
+        phases.append(VerifyResult.Phase(name: name, startedMs: (started - origin).milliseconds,
                                          durationMs: (clock.now - started).milliseconds, ok: ok, detail: detail))
         diagnostics.phase = name
     }
 
     mutating func fail(_ phase: String, started: ContinuousClock.Instant, reason: String, words: [String] = [], exit: Int32? = nil) {
         record(phase, started: started, ok: false, detail: reason)
-        failure = VerifyReport.Failure(phase: phase, reason: reason, engineWords: words, exitCode: exit)
+        failure = VerifyResult.Failure(phase: phase, reason: reason, engineWords: words, exitCode: exit)
         diagnostics.errors.append(reason)
     }
 
@@ -267,7 +264,7 @@ struct VerifySession {
             switch await engine.handshake(log: log, sandbox: sandbox, tools: tools) {
             case .done(let evidence):
                 handshakeAt = clock.now
-                handshake = VerifyReport.Handshake(ok: true, evidence: evidence, timeMs: (clock.now - origin).milliseconds)
+                handshake = VerifyResult.Handshake(ok: true, evidence: evidence, timeMs: (clock.now - origin).milliseconds)
                 record("handshake", started: started, ok: true, detail: evidence)
             case .failed(let reason, let words):
                 fail("handshake", started: started, reason: reason, words: [words] + Host.lastLines(log, count: 3),
@@ -472,7 +469,7 @@ struct VerifySession {
             UplinkPacket.decode($0.bytes, atMs: $0.offset.milliseconds, carriers: engine.carriers, carrierDomain: engine.carrierDomain)
         }
         let nonCarrier = packets.filter { $0.kind != .carrier && $0.kind != .linkControl }
-        captureSummary = VerifyReport.Capture(
+        captureSummary = VerifyResult.Capture(
             interface: sandbox.uplink, file: configuration.capturePath, packets: packets.count, carrier: packets.filter { $0.kind == .carrier }.count,
             linkControl: packets.filter { $0.kind == .linkControl }.count, nonCarrier: nonCarrier)
         let failureStart = failureWindowStartMs ?? Int.max
@@ -513,22 +510,18 @@ struct VerifySession {
         if Task.isCancelled { interrupted = true }
     }
 
-    func report() -> VerifyReport {
+    func report() -> VerifyResult {
         let end = elapsedMs
-        var run = info
-        run.finishedAt = ReportWriter.timestamp()
-        run.complete = !interrupted
-        if interrupted, run.interruption == nil { run.interruption = "interrupted" }
-        let verdict = interrupted ? "incomplete" : (failure == nil && checksPassed ? "pass" : "fail")
+        let verdict: Verdict = interrupted ? .incomplete : (failure == nil && checksPassed ? .pass : .fail)
         let redacted = engineArgv.enumerated().map { index, word in
             index > 0 && engineArgv[index - 1] == "-P" ? "********" : word
         }
-        return VerifyReport(
-            run: run, profile: configuration.profile.name, engine: configuration.engine.rawValue, engineCommand: redacted,
+        return VerifyResult(
+            profile: configuration.profile.name, engine: configuration.engine.rawValue, engineCommand: redacted,
             sandbox: sandbox.namespace, phases: phases, failure: failure, handshake: handshake, exitIP: exitIP,
             dnsLeak: dnsLeak, ipv6Leak: ipv6Leak, tunnelFailure: tunnelFailure, capture: captureSummary,
             diagnostics: diagnostics,
-            timing: VerifyReport.Timing(startToVerdictMs: end, handshakeMs: handshake.timeMs,
+            timing: VerifyResult.Timing(startToVerdictMs: end, handshakeMs: handshake.timeMs,
                                         afterHandshakeMs: handshakeAt.map { (clock.now - $0).milliseconds }),
             verdict: verdict)
     }

@@ -126,10 +126,10 @@ struct ResilienceCommand: AsyncParsableCommand {
     static func execute(_ configuration: ResilienceConfiguration, out: String?, common: CommonOptions) async throws {
         try SandboxRun.preflight { () throws(VerifyError) in try Resilience.preflight(configuration) }
         try await SandboxRun.execute(kind: "resilience", seed: configuration.seed, out: out, common: common) {
-            info, directory throws(VerifyError) in
+            directory throws(VerifyError) in
             var configuration = configuration
             configuration.directory = directory
-            return try await Resilience.run(configuration, run: info)
+            return try await Resilience.run(configuration)
         }
     }
 }

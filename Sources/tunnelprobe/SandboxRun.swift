@@ -4,16 +4,15 @@ import Reports
 import Synchronization
 import TunnelVerify
 
-/// What the command needs of a `verify` or `resilience` report to finish the run.
-protocol SandboxReport: Encodable, Sendable {
-    var run: RunInfo { get set }
-    var verdict: String { get set }
+/// What the command needs of a `verify` or `resilience` result to finish the run.
+protocol SandboxResult: ReportResult {
+    var verdict: Verdict { get set }
     var summaryLine: String { get }
-    func markdown() -> String
+    func markdown(run: RunInfo) -> String
 }
 
-extension VerifyReport: SandboxReport {}
-extension ResilienceReport: SandboxReport {}
+extension VerifyResult: SandboxResult {}
+extension ResilienceResult: SandboxResult {}
 
 /// SIGINT/SIGTERM trapped from the first line of `verify`/`resilience` (before the profile is
 /// read) to the end of the run: a signal that arrives before the work starts cancels it as soon
@@ -80,10 +79,10 @@ enum SandboxRun {
         }
     }
 
-    /// Creates the run's report directory, runs `work` (given the run info and the directory's
-    /// absolute path) until it ends or a signal cancels it, and writes `<kind>.json` and `<kind>.md`.
-    static func execute<Report: SandboxReport>(kind: String, seed: UInt64, out: String?, common: CommonOptions,
-                                               _ work: @escaping @Sendable (RunInfo, String) async throws(VerifyError) -> Report)
+    /// Creates the run's report directory, runs `work` (given the directory's absolute path) until it
+    /// ends or a signal cancels it, and writes its result as `<kind>.json` and `<kind>.md` under the run.
+    static func execute<Result: SandboxResult>(kind: String, seed: UInt64, out: String?, common: CommonOptions,
+                                               _ work: @escaping @Sendable (String) async throws(VerifyError) -> Result)
         async throws {
         let started = Date()
         let runID = ReportWriter.runID(kind: kind, date: started)
@@ -97,31 +96,37 @@ enum SandboxRun {
         }
         let path = URL(fileURLWithPath: directory).standardizedFileURL.path
         let gate = trapSignalsEarly()
-        let task = Task { () throws(VerifyError) -> Report in try await work(info, path) }
+        let task = Task { () throws(VerifyError) -> Result in try await work(path) }
         gate.onSignal { task.cancel() }
         let result = await task.result
         gate.release()
         let interruption = gate.interruption
-        var report: Report
+        var outcome: Result
         switch result {
-        case .success(let value): report = value
+        case .success(let value): outcome = value
         case .failure(let error):
             if interruption.happened { throw fail("\(error) (after \(interruption.signal ?? "a signal"))", Exit.interrupted) }
             throw fail("\(error)", Exit.environment)
         }
+        var run = info
+        run.finishedAt = ReportWriter.timestamp()
         if let reason = interruption.signal {
-            report.run.interruption = reason
-            report.run.complete = false
-            report.verdict = "incomplete"
+            run.interruption = reason
+            outcome.verdict = .incomplete
         }
-        try writeRunReport([("\(kind).json", try ReportWriter.json(report)), ("\(kind).md", report.markdown())], to: directory,
+        if outcome.verdict == .incomplete {
+            run.complete = false
+            if run.interruption == nil { run.interruption = "interrupted" }
+        }
+        let report = ResultDocument(outcome, run: run)
+        try writeRunReport([("\(kind).json", try ReportWriter.json(report)), ("\(kind).md", outcome.markdown(run: run))], to: directory,
                            defaultLocation: out == nil)
         if common.json {
             print(try ReportWriter.json(report), terminator: "")
         } else if !common.quiet {
-            print(report.summaryLine + "\nreport: \(directory)/\(kind).md")
+            print(outcome.summaryLine + "\nreport: \(directory)/\(kind).md")
         }
         if interruption.happened { throw Exit.interrupted }
-        if report.verdict != "pass" { throw Exit.checksFailed }
+        if outcome.verdict != .pass { throw Exit.checksFailed }
     }
 }

@@ -130,10 +130,10 @@ struct VerifyCommand: AsyncParsableCommand {
         }
         try SandboxRun.preflight { () throws(VerifyError) in try Verifier.preflight(configuration) }
         let frozen = configuration
-        try await SandboxRun.execute(kind: "verify", seed: seed, out: out, common: common) { info, directory throws(VerifyError) in
+        try await SandboxRun.execute(kind: "verify", seed: seed, out: out, common: common) { directory throws(VerifyError) in
             var configuration = frozen
             configuration.capturePath = directory + "/uplink.pcap"
-            return try await Verifier.run(configuration, run: info)
+            return try await Verifier.run(configuration)
         }
     }
 }

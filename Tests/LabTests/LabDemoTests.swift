@@ -25,7 +25,7 @@ struct LabDemoTests {
         // The numbers on the page are the stages' own: the trace saw the probes the path run sent.
         let path = try #require(dir.pathReport?.resolvers.first)
         #expect(path.counts.sent >= 4000 && path.loss.up.ratio != nil && path.loss.down.ratio != nil)
-        #expect(dir.verifyReport?.verdict == "pass")
+        #expect(dir.verifyReport?.verdict == .pass)
         // The lab is gone afterwards.
         let namespaces = try LabFixture.shell(["ip", "netns", "list"]).output
         #expect(!namespaces.contains(manifest.run.vantage.replacingOccurrences(of: "lab ", with: "tp-") + "-"))

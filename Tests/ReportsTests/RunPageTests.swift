@@ -2,6 +2,7 @@ import TraceAnalysis
 import Foundation
 import Reports
 import Testing
+import TunnelVerify
 import TestSupport
 
 /// A run directory holding every kind of report, as `lab demo` writes it: the index page shows each
@@ -68,9 +69,9 @@ import TestSupport
         let da = try HTMLReportTests.tempDirectory("va"), db = try HTMLReportTests.tempDirectory("vb")
         defer { for d in [da, db] { try? FileManager.default.removeItem(atPath: d) } }
         var pass = VerifyMarkdownTests.sample()
-        pass.verdict = "pass"
+        pass.verdict = .pass
         var failed = pass
-        failed.verdict = "fail"
+        failed.verdict = .fail
         failed.failure = .init(phase: "handshake", reason: "bad password", engineWords: ["BADPASS"])
         try ReportWriter.write([("verify.json", try ReportWriter.json(pass))], to: da)
         try ReportWriter.write([("verify.json", try ReportWriter.json(failed))], to: db)

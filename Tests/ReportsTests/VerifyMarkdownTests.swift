@@ -1,6 +1,7 @@
 import Foundation
 import Reports
 import Testing
+import TunnelVerify
 import TestSupport
 
 struct VerifyMarkdownTests {
@@ -10,8 +11,8 @@ struct VerifyMarkdownTests {
         let leak = UplinkPacket(atMs: 9281, kind: .dns, family: 4, source: "198.19.3.138", destination: "198.18.0.1",
                                 transport: "udp", sourcePort: 38596, destinationPort: 53,
                                 query: "A bh6lzafviwb6aki3.leak.tunnelprobe.invalid", length: 101)
-        return VerifyReport(
-            run: run, profile: "lab iodine", engine: "iodine", engineCommand: ["iodine", "-P", "********"], sandbox: "tpv-abc123",
+        return VerifyReport(VerifyResult(
+            profile: "lab iodine", engine: "iodine", engineCommand: ["iodine", "-P", "********"], sandbox: "tpv-abc123",
             phases: [
                 .init(name: "engine", startedMs: 80, durationMs: 20, ok: true, detail: "pid 100"),
                 .init(name: "tun", startedMs: 100, durationMs: 60, ok: true, detail: "tpv-abc123-t 198.18.8.2/24"),
@@ -31,7 +32,7 @@ struct VerifyMarkdownTests {
             diagnostics: .init(phase: "checks", selectedResolver: "198.18.0.1", session: "user #0", tunAddress: "198.18.8.2/24",
                                tunPacketsUp: 12, tunPacketsDown: 9, routeLoops: [], errors: []),
             timing: .init(startToVerdictMs: 9800, handshakeMs: 9170, afterHandshakeMs: 630),
-            verdict: "fail")
+            verdict: .fail), run: run)
     }
 
     @Test func markdownMatchesTheGoldenFile() throws {

@@ -167,7 +167,7 @@ struct ResilienceLabTests {
         #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "130")
         let data = try #require(FileManager.default.contents(atPath: directory + "/out/resilience.json"))
         let report = try JSONDecoder().decode(ResilienceReport.self, from: data)
-        #expect(report.verdict == "incomplete" && !report.run.complete)
+        #expect(report.verdict == .incomplete && !report.run.complete)
         #expect(report.scenarios.first?.scenario == "uplink-down-20s")
         await expectClean(lab)
     }

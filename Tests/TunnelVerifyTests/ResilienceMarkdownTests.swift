@@ -12,13 +12,13 @@ struct ResilienceMarkdownTests {
                                 transport: "tcp", sourcePort: 40000, destinationPort: 80, length: 60)
         let nameLeak = UplinkPacket(atMs: 40, kind: .dns, family: 4, source: "198.19.3.138", destination: "198.18.0.1", transport: "udp",
                                     sourcePort: 5353, destinationPort: 53, query: "AAAA in.split.test.", length: 74, domain: "in.split.test")
-        let probes: [ResilienceReport.Probe] = (0..<30).map { i in
+        let probes: [ResilienceResult.Probe] = (0..<30).map { i in
             let at = i * 100
             let down = at >= 1000 && at < 2300
             return .init(atMs: at, ok: !down, latencyMs: down ? nil : 20, error: down ? "connect timed out" : nil)
         }
-        return ResilienceReport(
-            run: run, profile: "lab iodine", engine: "iodine", sandbox: "tpv-abc123",
+        return ResilienceReport(ResilienceResult(
+            profile: "lab iodine", engine: "iodine", sandbox: "tpv-abc123",
             cycles: [.init(index: 1, ok: true, handshakeMs: 92, firstDataMs: 129, stopMs: 26),
                      .init(index: 2, ok: false, stopMs: 25, failure: "handshake: bad password")],
             leftovers: .init(processes: ["after cycle 2: 4242 sleep 120 "], tunDevices: [], routes: [], sockets: [], namespaces: []),
@@ -47,7 +47,7 @@ struct ResilienceMarkdownTests {
                          tunnelledProbes: ["198.18.2.1", "2001:db8:5::1", "198.51.100.80", "2001:db8:5911::80"], directProbes: ["203.0.113.1", "2001:db8:ffff::1"],
                          clearOnUplink: [nameLeak], insideTunnel: [leak], unseenProbes: [],
                          notes: ["gone.split.test did not resolve (198.18.0.1 answered with NXDOMAIN): its traffic could not be checked"], ok: false),
-            verdict: "fail", notes: ["resilience-outage not run: wireguard uses no resolver"])
+            verdict: .fail, notes: ["resilience-outage not run: wireguard uses no resolver"]), run: run)
     }
 
     @Test func markdownMatchesTheGoldenFile() throws {
@@ -78,7 +78,7 @@ struct ResilienceMarkdownTests {
         #expect(html.contains("failed over to 198.18.4.1:53 after 312 ms") && html.contains("Failover not measured: iodine takes"))
         #expect(html.contains("in.split.test") && html.contains("2001:db8:5911::80"))
         // Bins 1.0 to 2.0 s overlap the disruption (1000-2100 ms) and are drawn highlighted.
-        let bins = ResilienceReport.bins(Self.sample().scenarios[0])
+        let bins = ResilienceResult.bins(Self.sample().scenarios[0])
         #expect(bins.filter(\.highlighted).map(\.label) == ["1.0", "1.5", "2.0"])
         #expect(bins.map(\.value) == [5, 5, 0, 0, 2, 5])
     }
@@ -97,7 +97,7 @@ struct ResilienceMarkdownTests {
     }
 
     @Test func recoveryIsTheFirstAnswerSentAfterTheDisruption() {
-        let probes: [ResilienceReport.Probe] = [
+        let probes: [ResilienceResult.Probe] = [
             .init(atMs: 900, ok: true, latencyMs: 10, error: nil),
             .init(atMs: 1000, ok: false, latencyMs: nil, error: "x"),
             .init(atMs: 2000, ok: true, latencyMs: 900, error: nil),

@@ -56,7 +56,7 @@ struct SplitCheckTests {
         let split = Profile.Split(mode: .include, entries: ["198.18.2.0/24", "in.split.test"])
         let resolved = ["in.split.test": ["198.51.100.80", "2001:db8:5911::80"]]
         let routed = SplitCheck.Routed(split, resolved: resolved)
-        let domains = [ResilienceReport.Split.Domain(name: "in.split.test", side: "tunnel", server: "198.18.2.2",
+        let domains = [ResilienceResult.Split.Domain(name: "in.split.test", side: "tunnel", server: "198.18.2.2",
                                                      addresses: resolved["in.split.test"]!, note: nil)]
         let targets = SplitCheck.targets(routed)
         // Right: the domain's addresses and its lookup inside the TUN, the outside addresses on the uplink.
@@ -77,7 +77,7 @@ struct SplitCheckTests {
         #expect(wrong.clearOnUplink[0].summary.contains("DNS AAAA In.Split.Test.") && wrong.clearOnUplink[0].summary.hasSuffix("[in.split.test]"))
         #expect(wrong.unseenProbes == ["198.51.100.80"])
         // A domain that did not resolve cannot be checked: not ok, and said why.
-        let unresolved = [ResilienceReport.Split.Domain(name: "in.split.test", side: "tunnel", server: nil, addresses: [], note: "no answer")]
+        let unresolved = [ResilienceResult.Split.Domain(name: "in.split.test", side: "tunnel", server: nil, addresses: [], note: "no answer")]
         let blind = SplitCheck.judge(declared: split, routed: SplitCheck.Routed(split), domains: unresolved,
                                      targets: SplitCheck.targets(SplitCheck.Routed(split)),
                                      uplink: [packet("203.0.113.1")], tun: [packet("198.18.2.1")])

@@ -132,7 +132,7 @@ struct VerifierLabTests {
         let report = try #require(run.report, "no report: \(run.stderr)")
         #expect(run.status == 0, "\(report.summaryLine)")
         #expect(report.dnsLeak.resolversSeen == [lab.tunnel!.tunnelDNS])
-        #expect(report.verdict == "pass")
+        #expect(report.verdict == .pass)
         #expect(report.handshake.ok)
         #expect(report.exitIP.observed == "198.18.2.1" && report.exitIP.ok == true)
         #expect(report.dnsLeak.leaked == false && report.ipv6Leak.leaked == false && report.tunnelFailure.leaked == false)
@@ -296,7 +296,7 @@ struct VerifierLabTests {
         #expect(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines) == "130")
         let data = try #require(FileManager.default.contents(atPath: directory + "/out/verify.json"))
         let report = try JSONDecoder().decode(VerifyReport.self, from: data)
-        #expect(report.verdict == "incomplete" && !report.run.complete)
+        #expect(report.verdict == .incomplete && !report.run.complete)
         await expectClean(lab)
     }
 

@@ -1,10 +1,11 @@
-extension ResilienceReport {
+public import TunnelVerify
+extension ResilienceResult {
     /// The resilience section: cycles, one chart per scenario (answered probes per 500 ms, the
     /// disruption's bins highlighted) and the leak evidence.
     public func htmlSection() -> String {
         var s = "<section id=\"resilience\"><h2>Tunnel resilience</h2>"
-        let tone: HTML.Tone = verdict == "pass" ? .ok : (verdict == "incomplete" ? .warn : .bad)
-        s += "<p>\(HTML.badge(verdict.uppercased(), tone)) \(HTML.escape(engine)) with profile “\(HTML.escape(profile))”</p>"
+        let tone: HTML.Tone = verdict == .pass ? .ok : (verdict == .incomplete ? .warn : .bad)
+        s += "<p>\(HTML.badge(verdict.rawValue.uppercased(), tone)) \(HTML.escape(engine)) with profile “\(HTML.escape(profile))”</p>"
         if let socks { s += "<p>SOCKS-shaped engine: first data and probes went through its SOCKS5 proxy \(HTML.escape(socks)).</p>" }
         if !cycles.isEmpty {
             s += "<h3>Cycles</h3>"

@@ -1,9 +1,10 @@
-extension VerifyReport {
+public import TunnelVerify
+extension VerifyResult {
     /// The verification section: verdict, phase timeline, exit IP and the itemized leak evidence.
     public func htmlSection() -> String {
         var s = "<section id=\"verify\"><h2>Tunnel verification</h2>"
-        let tone: HTML.Tone = verdict == "pass" ? .ok : (verdict == "incomplete" ? .warn : .bad)
-        s += "<p>\(HTML.badge(verdict.uppercased(), tone)) \(HTML.escape(engine)) with profile “\(HTML.escape(profile))”"
+        let tone: HTML.Tone = verdict == .pass ? .ok : (verdict == .incomplete ? .warn : .bad)
+        s += "<p>\(HTML.badge(verdict.rawValue.uppercased(), tone)) \(HTML.escape(engine)) with profile “\(HTML.escape(profile))”"
         if let failure { s += ": failed at <b>\(HTML.escape(failure.phase))</b> — \(HTML.escape(failure.reason))" }
         s += "</p>"
         if let failure, !failure.engineWords.isEmpty {
