@@ -3,7 +3,7 @@ extension VerifyResult {
     /// One line for the terminal.
     public var summaryLine: String {
         var text = "verify \(engine) \"\(profile)\": \(verdict.rawValue.uppercased())"
-        if let failure { text += " at \(failure.phase): \(failure.reason)" }
+        if let reason { text += ": \(reason)" }
         text += " (start to verdict \(timing.startToVerdictMs) ms"
         if let handshake = timing.handshakeMs { text += ", handshake at \(handshake) ms" }
         return text + ")"
@@ -13,7 +13,7 @@ extension VerifyResult {
     /// The page for people; `run` says which run it was.
     public func markdown(run: RunInfo) -> String {
         var lines: [String] = []
-        lines.append("# verify: \(profile) (\(engine))")
+        lines.append("# verify: \(profile) (\(engine)): \(verdict.rawValue.uppercased())" + (reason.map { ": \($0)" } ?? ""))
         lines.append("")
         lines.append("**Verdict: \(verdict)**" + (failure.map { " (failed at \($0.phase): \($0.reason))" } ?? ""))
         lines.append("")

@@ -242,12 +242,18 @@ struct Engine: Sendable {
     }
 
     /// Why the handshake did not finish in time, from what the log shows.
-    func timeoutReason(log: String) -> (reason: String, words: String?) {
+    /// The engine's own words that its handshake is stuck (a timeout hint found in its log), or nil.
+    func handshakeStuck(log: String) -> (reason: String, line: String)? {
         for hint in timeoutHints {
             if let line = log.split(whereSeparator: \.isNewline).last(where: { $0.contains(hint.text) }) {
                 return (hint.reason, String(line))
             }
         }
+        return nil
+    }
+
+    func timeoutReason(log: String) -> (reason: String, words: String?) {
+        if let stuck = handshakeStuck(log: log) { return (stuck.reason, stuck.line) }
         return ("handshake timeout: no evidence of a session", Host.lastLine(log))
     }
 

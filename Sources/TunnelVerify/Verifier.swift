@@ -114,15 +114,16 @@ struct VerifySession {
     var engineArgv: [String] = []
     var handshakeAt: ContinuousClock.Instant?
     var interrupted = false
-    var failureWindowStartMs: Int?
-    var ipv6WindowMs: ClosedRange<Int>?
-    var dnsWindowMs: ClosedRange<Int>?
+    /// Which check each uplink packet is evidence for; its windows and names are filled in as the
+    /// checks run.
+    var evidence: EvidenceRule
 
     init(configuration: VerifyConfiguration, engine: Engine, tools: Tools, sandbox: Sandbox) {
         self.configuration = configuration
         self.engine = engine
         self.tools = tools
         self.sandbox = sandbox
+        evidence = EvidenceRule(ipv6Target: configuration.ipv6Target)
         origin = clock.now
         let checks = configuration.checks
         exitIP = VerifyResult.ExitIP(url: configuration.whoami?.description, expected: configuration.profile.expectedExitIP)
@@ -222,8 +223,16 @@ struct VerifySession {
             }
             if await engineEnded(process, phase: "tun", started: started) { return }
             guard clock.now < deadline else {
+                // Engines such as iodine configure the TUN only once their handshake is done: when the
+                // log says the handshake is what is stuck (resolver unreachable, ...), that phase failed.
+                let log = process.logText
+                if let hint = engine.handshakeStuck(log: log) {
+                    record("tun", started: started, ok: false, detail: "no address: the engine never finished its handshake")
+                    fail("handshake", started: started, reason: hint.reason, words: [hint.line] + Host.lastLines(log, count: 3))
+                    return
+                }
                 fail("tun", started: started, reason: "the TUN got no address within \(configuration.deadline)",
-                     words: Host.lastLines(process.logText, count: 5))
+                     words: Host.lastLines(log, count: 5))
                 return
             }
             if Task.isCancelled { interrupted = true; return }
@@ -323,13 +332,47 @@ struct VerifySession {
         record("checks", started: started, ok: checksPassed)
     }
 
-    var checksPassed: Bool {
+    var checksPassed: Bool { failedChecks.isEmpty }
+
+    /// Every requested check that did not pass, each with why, in the order the page lists them.
+    var failedChecks: [String] {
         let checks = configuration.checks
-        if checks.contains(.exitIP), exitIP.ok != true { return false }
-        if checks.contains(.dnsLeak), dnsLeak.leaked != false { return false }
-        if checks.contains(.ipv6Leak), ipv6Leak.leaked != false { return false }
-        if checks.contains(.tunnelFailure), tunnelFailure.leaked != false { return false }
-        return true
+        var failed: [String] = []
+        if checks.contains(.exitIP), exitIP.ok != true {
+            if exitIP.ok == false {
+                failed.append("exit IP \(exitIP.observed ?? "-"), expected \(exitIP.expected ?? "-")")
+            } else if exitIP.expected == nil, configuration.whoami != nil {
+                failed.append("exit IP not verified: the profile has no expectedExitIP (observed \(exitIP.observed ?? "nothing"); set it, or leave exitIP out of --checks)")
+            } else {
+                failed.append("exit IP not verified: \(exitIP.note ?? "the run ended before the check")")
+            }
+        }
+        if checks.contains(.dnsLeak) {
+            if dnsLeak.leaked == true {
+                let queries = dnsLeak.evidence.compactMap(\.query)
+                var text = "DNS leak: \(dnsLeak.evidence.count) quer\(dnsLeak.evidence.count == 1 ? "y" : "ies") outside the tunnel"
+                if !queries.isEmpty { text += " (\(queries.prefix(3).joined(separator: ", "))\(queries.count > 3 ? ", ..." : ""))" }
+                if let unexpected = dnsLeak.unexpectedResolvers, !unexpected.isEmpty {
+                    text += (dnsLeak.evidence.isEmpty ? "" : ";") + " names resolved by \(unexpected.joined(separator: ", "))"
+                }
+                failed.append(text)
+            } else if dnsLeak.leaked == nil {
+                failed.append("DNS leak not measured: \(dnsLeak.note ?? "the run ended before the check")")
+            }
+            if dnsLeak.resolves == false {
+                failed.append("DNS does not resolve through the tunnel: \(dnsLeak.answered) of \(dnsLeak.names.count) names answered via \(dnsLeak.servers.joined(separator: ", "))")
+            }
+        }
+        if checks.contains(.ipv6Leak), ipv6Leak.leaked != false {
+            failed.append(ipv6Leak.leaked == true ? "IPv6 leak: \(ipv6Leak.evidence.count) packet(s) outside the tunnel"
+                          : "IPv6 leak not measured: \(ipv6Leak.note ?? "the run ended before the check")")
+        }
+        if checks.contains(.tunnelFailure), tunnelFailure.leaked != false {
+            failed.append(tunnelFailure.leaked == true
+                          ? "tunnel failure: \(tunnelFailure.evidence.count) packet(s) left the device after the engine died"
+                          : "tunnel failure not measured: \(tunnelFailure.note ?? "the run ended before the check")")
+        }
+        return failed
     }
 
     /// The engine's pid once it runs inside the sandbox (the only process there).
@@ -381,8 +424,9 @@ struct VerifySession {
             }
         }
         var generator = SplitMix64(seed: configuration.seed)
-        // DNS and IPv6 traffic go out together; the capture tells them apart afterwards.
-        let windowStart = elapsedMs
+        // DNS and IPv6 traffic go out together; the capture tells them apart afterwards, by the names
+        // and ports each check used first and by time second (EvidenceRule).
+        if checks.contains(.dnsLeak) || checks.contains(.ipv6Leak) { evidence.checksStart = clock.now - origin }
         if checks.contains(.dnsLeak) {
             if configuration.profile.dns.isEmpty, configuration.socks == nil {
                 dnsLeak.note = "not measured: the profile sets no DNS servers"
@@ -408,20 +452,24 @@ struct VerifySession {
                     }
                 }
                 dnsLeak.names = names
+                evidence.dnsLeakNames = Set(names.map(Self.normalized))
                 let path = sandbox.namespacePath
                 let frozen = queries
                 let servers = configuration.profile.dns
-                let answered = await withTaskGroup(of: Int.self) { group in
+                // A name counts as answered when any server answered it (NXDOMAIN included: the names
+                // are new, so any answer came from a resolver that could reach the DNS).
+                let answered = await withTaskGroup(of: Set<UInt16>.self) { group in
                     for server in servers {
                         group.addTask {
-                            await SandboxProbes.dnsQueries(frozen, server: server, namespacePath: path, wait: .milliseconds(1500)).count
+                            Set(await SandboxProbes.dnsQueries(frozen, server: server, namespacePath: path, wait: .milliseconds(1500)).keys)
                         }
                     }
-                    var total = 0
-                    for await count in group { total += count }
-                    return total
+                    var ids = Set<UInt16>()
+                    for await answeredIDs in group { ids.formUnion(answeredIDs) }
+                    return ids
                 }
-                dnsLeak.answered = answered
+                dnsLeak.answered = answered.count
+                if !servers.isEmpty { dnsLeak.resolves = answered.count == names.count && !names.isEmpty }
                 if let socks = configuration.socks {
                     // A SOCKS-shaped engine must resolve names remotely: any local query is a leak.
                     _ = await SandboxProbes.socksResolve(names: names, socks: socks, namespacePath: path, timeout: .seconds(2))
@@ -432,15 +480,13 @@ struct VerifySession {
             }
         }
         if checks.contains(.ipv6Leak) {
-            await SandboxProbes.poke(host: configuration.ipv6Target, port: 443, namespacePath: sandbox.namespacePath, wait: .milliseconds(300))
+            await SandboxProbes.poke(host: configuration.ipv6Target, port: evidence.ipv6CheckPort, namespacePath: sandbox.namespacePath,
+                                     wait: .milliseconds(300))
         }
-        let windowEnd = elapsedMs
-        dnsWindowMs = windowStart...windowEnd
-        ipv6WindowMs = windowStart...windowEnd
 
         if checks.contains(.tunnelFailure) {
             // The engine dies; an app keeps talking. Whatever leaves the uplink now escaped.
-            failureWindowStartMs = elapsedMs
+            evidence.failureStart = clock.now - origin
             Host.signal(pid, SIGKILL)
             _ = await process.waitForExit(timeout: .seconds(1))
             try? await clock.sleep(for: .milliseconds(100))
@@ -448,11 +494,13 @@ struct VerifySession {
                 await SandboxProbes.poke(host: whoami.host, port: whoami.port, namespacePath: sandbox.namespacePath, wait: .milliseconds(300))
             }
             if let server = configuration.profile.dns.first {
-                let query = DNSQuery.make(id: UInt16(truncatingIfNeeded: generator.next()),
-                                      name: "failure\(generator.next() % 1_000_000).\(configuration.leakDomain)", type: 1)
+                let name = "failure\(generator.next() % 1_000_000).\(configuration.leakDomain)"
+                evidence.failureNames.insert(Self.normalized(name))
+                let query = DNSQuery.make(id: UInt16(truncatingIfNeeded: generator.next()), name: name, type: 1)
                 _ = await SandboxProbes.dnsQueries([query], server: server, namespacePath: sandbox.namespacePath, wait: .milliseconds(300))
             }
-            await SandboxProbes.poke(host: configuration.ipv6Target, port: 443, namespacePath: sandbox.namespacePath, wait: .milliseconds(100))
+            await SandboxProbes.poke(host: configuration.ipv6Target, port: evidence.failurePort, namespacePath: sandbox.namespacePath,
+                                     wait: .milliseconds(100))
         }
         if capture == nil {
             for note in ["not measured: no uplink capture"] {
@@ -463,7 +511,8 @@ struct VerifySession {
         }
     }
 
-    /// Classifies every captured frame and decides the leak checks from the wire.
+    /// Classifies every captured frame and decides the leak checks from the wire: each non-carrier
+    /// packet is evidence for at most one check (EvidenceRule).
     mutating func summarize(_ frames: [UplinkCapture.Frame]) {
         let packets = frames.map {
             UplinkPacket.decode($0.bytes, atMs: $0.offset.milliseconds, carriers: engine.carriers, carrierDomain: engine.carrierDomain)
@@ -472,9 +521,10 @@ struct VerifySession {
         captureSummary = VerifyResult.Capture(
             interface: sandbox.uplink, file: configuration.capturePath, packets: packets.count, carrier: packets.filter { $0.kind == .carrier }.count,
             linkControl: packets.filter { $0.kind == .linkControl }.count, nonCarrier: nonCarrier)
-        let failureStart = failureWindowStartMs ?? Int.max
-        if dnsLeak.requested, dnsLeak.note == nil, let window = dnsWindowMs {
-            dnsLeak.evidence = nonCarrier.filter { $0.kind == .dns && $0.atMs >= window.lowerBound && $0.atMs < failureStart }
+        let owners = zip(frames, packets).map { frame, packet in (evidence.owner(of: packet, at: frame.offset), packet) }
+        func owned(by owner: EvidenceRule.Owner) -> [UplinkPacket] { owners.filter { $0.0 == owner }.map(\.1) }
+        if dnsLeak.requested, dnsLeak.note == nil, evidence.checksStart != nil {
+            dnsLeak.evidence = owned(by: .dnsLeak)
             // The leak zone's record names the resolvers that asked; one outside the expected set
             // leaked even when its query left through the tunnel's carrier resolver.
             let unexpected = configuration.expectedResolvers.isEmpty ? []
@@ -482,13 +532,13 @@ struct VerifySession {
             dnsLeak.unexpectedResolvers = unexpected
             dnsLeak.leaked = !dnsLeak.evidence.isEmpty || !unexpected.isEmpty
         }
-        if ipv6Leak.requested, ipv6Leak.note == nil, ipv6WindowMs != nil {
-            ipv6Leak.evidence = nonCarrier.filter { $0.family == 6 && $0.atMs < failureStart }
+        if ipv6Leak.requested, ipv6Leak.note == nil, evidence.checksStart != nil {
+            ipv6Leak.evidence = owned(by: .ipv6Leak)
             ipv6Leak.leaked = !ipv6Leak.evidence.isEmpty
         }
         if tunnelFailure.requested, tunnelFailure.note == nil {
-            if let start = failureWindowStartMs {
-                tunnelFailure.evidence = nonCarrier.filter { $0.atMs >= start }
+            if evidence.failureStart != nil {
+                tunnelFailure.evidence = owned(by: .tunnelFailure)
                 tunnelFailure.leaked = !tunnelFailure.evidence.isEmpty
             } else {
                 tunnelFailure.note = "not measured: the run ended before the check (see failure)"
@@ -496,6 +546,12 @@ struct VerifySession {
         }
         if dnsLeak.requested, dnsLeak.leaked == nil, dnsLeak.note == nil { dnsLeak.note = "not measured: the run ended before the check" }
         if ipv6Leak.requested, ipv6Leak.leaked == nil, ipv6Leak.note == nil { ipv6Leak.note = "not measured: the run ended before the check" }
+    }
+
+    /// A query name as EvidenceRule compares it: lowercase, no trailing dot.
+    static func normalized(_ name: String) -> String {
+        let lowered = name.lowercased()
+        return lowered.hasSuffix(".") ? String(lowered.dropLast()) : lowered
     }
 
     mutating func fillDiagnostics() async {
@@ -513,6 +569,11 @@ struct VerifySession {
     func report() -> VerifyResult {
         let end = elapsedMs
         let verdict: Verdict = interrupted ? .incomplete : (failure == nil && checksPassed ? .pass : .fail)
+        let reason: String? = switch verdict {
+        case .pass: nil
+        case .incomplete: "interrupted" + (failure.map { " at \($0.phase)" } ?? "")
+        case .fail: failure.map { "failed at \($0.phase): \($0.reason)" } ?? failedChecks.joined(separator: "; ")
+        }
         let redacted = engineArgv.enumerated().map { index, word in
             index > 0 && engineArgv[index - 1] == "-P" ? "********" : word
         }
@@ -523,7 +584,7 @@ struct VerifySession {
             diagnostics: diagnostics,
             timing: VerifyResult.Timing(startToVerdictMs: end, handshakeMs: handshake.timeMs,
                                         afterHandshakeMs: handshakeAt.map { (clock.now - $0).milliseconds }),
-            verdict: verdict)
+            verdict: verdict, reason: reason)
     }
 }
 

@@ -88,7 +88,11 @@ public struct VerifyResult: Codable, Sendable {
         @NullCoded public var leaked: Bool?
         public var servers: [String]
         public var names: [String]
+        /// Names that got an answer (any rcode) from at least one of `servers`, through the tunnel.
         public var answered: Int
+        /// DNS works through the tunnel: every name was answered. False fails the run (a tunnel
+        /// whose DNS is broken is not a working tunnel); nil when there were no servers to ask.
+        @NullCoded public var resolves: Bool?
         /// Uplink packets that are DNS queries outside the carrier.
         public var evidence: [UplinkPacket]
         /// Resolvers the responder's leak zone saw asking for the unique names (when available).
@@ -182,10 +186,14 @@ public struct VerifyResult: Codable, Sendable {
     public var timing: Timing
     /// `pass` only when every requested check passed; `fail` otherwise; `incomplete` when interrupted.
     public var verdict: Verdict
+    /// Why the verdict is not `pass`: the failed phase, or every failed check, in one line (also the
+    /// first line of verify.md and of the page); nil on a pass.
+    @NullCoded public var reason: String?
 
     public init(profile: String, engine: String, engineCommand: [String], sandbox: String, phases: [Phase],
                 failure: Failure? = nil, handshake: Handshake, exitIP: ExitIP, dnsLeak: DNSLeak, ipv6Leak: Leak,
-                tunnelFailure: Leak, capture: Capture? = nil, diagnostics: Diagnostics, timing: Timing, verdict: Verdict) {
+                tunnelFailure: Leak, capture: Capture? = nil, diagnostics: Diagnostics, timing: Timing, verdict: Verdict,
+                reason: String? = nil) {
         self.profile = profile
         self.engine = engine
         self.engineCommand = engineCommand
@@ -201,6 +209,7 @@ public struct VerifyResult: Codable, Sendable {
         self.diagnostics = diagnostics
         self.timing = timing
         self.verdict = verdict
+        self.reason = reason
     }
 }
 

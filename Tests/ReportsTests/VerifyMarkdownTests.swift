@@ -32,7 +32,7 @@ struct VerifyMarkdownTests {
             diagnostics: .init(phase: "checks", selectedResolver: "198.18.0.1", session: "user #0", tunAddress: "198.18.8.2/24",
                                tunPacketsUp: 12, tunPacketsDown: 9, routeLoops: [], errors: []),
             timing: .init(startToVerdictMs: 9800, handshakeMs: 9170, afterHandshakeMs: 630),
-            verdict: .fail), run: run)
+            verdict: .fail, reason: "DNS leak: 1 query outside the tunnel (A bh6lzafviwb6aki3.leak.tunnelprobe.invalid)"), run: run)
     }
 
     @Test func markdownMatchesTheGoldenFile() throws {

@@ -5,7 +5,11 @@ extension VerifyResult {
         var s = "<section id=\"verify\"><h2>Tunnel verification</h2>"
         let tone: HTML.Tone = verdict == .pass ? .ok : (verdict == .incomplete ? .warn : .bad)
         s += "<p>\(HTML.badge(verdict.rawValue.uppercased(), tone)) \(HTML.escape(engine)) with profile “\(HTML.escape(profile))”"
-        if let failure { s += ": failed at <b>\(HTML.escape(failure.phase))</b> — \(HTML.escape(failure.reason))" }
+        if let failure {
+            s += ": failed at <b>\(HTML.escape(failure.phase))</b> — \(HTML.escape(failure.reason))"
+        } else if let reason {
+            s += " — \(HTML.escape(reason))"
+        }
         s += "</p>"
         if let failure, !failure.engineWords.isEmpty {
             s += "<pre>\(HTML.escape(failure.engineWords.joined(separator: "\n")))</pre>"
@@ -18,9 +22,14 @@ extension VerifyResult {
             return leaked ? HTML.badge("LEAK", .bad) : HTML.badge("none", .ok)
         }
         s += HTML.facts([
-            ("Handshake", (handshake.ok ? HTML.badge("ok", .ok) : HTML.badge("failed", .bad)) + " " + HTML.escape(handshake.evidence ?? "")),
-            ("Exit IP", "observed \(HTML.escape(exitIP.observed ?? "–")), expected \(HTML.escape(exitIP.expected ?? "–")) " + (exitIP.ok.map { $0 ? HTML.badge("ok", .ok) : HTML.badge("wrong", .bad) } ?? HTML.badge("not run", .neutral))),
+            ("Handshake", handshakeBadge + " " + HTML.escape(handshake.evidence ?? "")),
+            ("Exit IP", "observed \(HTML.escape(exitIP.observed ?? "–")), expected \(HTML.escape(exitIP.expected ?? "–")) "
+                + (exitIP.ok.map { $0 ? HTML.badge("ok", .ok) : HTML.badge("wrong", .bad) } ?? HTML.badge("not verified", .warn))
+                + (exitIP.note.map { " " + HTML.escape($0) } ?? "")),
             ("DNS leak", leak(dnsLeak.leaked) + (dnsLeak.note.map { " " + HTML.escape($0) } ?? "")),
+            ("DNS through the tunnel", dnsLeak.resolves.map { $0 ? HTML.badge("resolves", .ok) : HTML.badge("BROKEN", .bad) } .map {
+                $0 + " \(dnsLeak.answered) of \(dnsLeak.names.count) names answered"
+            } ?? HTML.badge("not run", .neutral)),
             ("IPv6 leak", leak(ipv6Leak.leaked) + (ipv6Leak.note.map { " " + HTML.escape($0) } ?? "")),
             ("Tunnel failure", leak(tunnelFailure.leaked) + (tunnelFailure.note.map { " " + HTML.escape($0) } ?? "")),
         ])
@@ -33,5 +42,11 @@ extension VerifyResult {
             s += HTML.table(["check", "at ms", "packet"], evidence.prefix(200).map { [HTML.escape($0.0), "\($0.1.atMs)", HTML.escape($0.1.summary)] }, numeric: [1])
         }
         return s + "</section>"
+    }
+
+    /// "failed" only when the handshake is the phase that failed; "not reached" when an earlier phase did.
+    var handshakeBadge: String {
+        if handshake.ok { return HTML.badge("ok", .ok) }
+        return failure?.phase == "handshake" ? HTML.badge("failed", .bad) : HTML.badge("not reached", .neutral)
     }
 }
