@@ -156,6 +156,8 @@ struct ResilienceSession: Sendable {
     struct StartFailure: Error {
         var reason: String
         var process: EngineProcess?
+        /// Milliseconds from the launch to the handshake, when the start got that far.
+        var handshakeMs: Int?
     }
 
     var carriers: [String] { engine.carriers.map(\.host) }
@@ -171,7 +173,7 @@ struct ResilienceSession: Sendable {
     mutating func start() async throws(StartFailure) -> Running {
         starts += 1
         let launched = clock.now
-        let deadline = launched + configuration.deadline
+        let timing = PhaseTiming(deadline: configuration.deadline)
         guard let program = tools.engine else { throw StartFailure(reason: "no engine program") }
         let argv = [tools.ip, "netns", "exec", sandbox.namespace] + engine.argv(program: program, sandbox: sandbox)
         sandbox.recordStep("engine")
@@ -186,6 +188,8 @@ struct ResilienceSession: Sendable {
             try? await clock.sleep(for: .milliseconds(10))
         }
         guard let pid else { throw StartFailure(reason: "engine exited at start: \(Host.lastLine(process.logText) ?? "")", process: process) }
+        // verify's rule: the TUN and the handshake share one deadline from here (PhaseTiming).
+        let deadline = timing.handshakeDeadline(tunStart: clock.now)
         if var state = SandboxState.load(sandbox.directory) {
             state.processes.append(.init(role: "engine", pid: pid, startTime: Host.startTime(of: pid) ?? 0))
             try? state.save(sandbox.directory)
@@ -215,9 +219,12 @@ struct ResilienceSession: Sendable {
             throw StartFailure(reason: error.message, process: process)
         }
         var handshakeMs: Int?
+        var handshakeAt = clock.now
         while handshakeMs == nil {
             switch await engine.handshake(log: process.logText, sandbox: sandbox, tools: tools) {
-            case .done: handshakeMs = (clock.now - launched).milliseconds
+            case .done:
+                handshakeAt = clock.now
+                handshakeMs = (handshakeAt - launched).milliseconds
             case .failed(let reason, _): throw StartFailure(reason: "handshake: \(reason)", process: process)
             case .pending:
                 if let code = process.exitStatus { throw StartFailure(reason: "engine exited with status \(code) before the handshake", process: process) }
@@ -231,11 +238,15 @@ struct ResilienceSession: Sendable {
         // First data counts only from the profile's exit (as in the probe flow): an answer that
         // came around the tunnel or the proxy is no data through it.
         let exit = configuration.profile.expectedExitIP
+        let dataDeadline = timing.dataDeadline(handshake: handshakeAt)
         while true {
             if case .success(let body) = await probeOnce(timeout: .seconds(1)),
                exit == nil || body.split(whereSeparator: \.isNewline).first.map(String.init) == exit { break }
-            if Task.isCancelled { throw StartFailure(reason: "interrupted", process: process) }
-            guard clock.now < deadline else { throw StartFailure(reason: "handshake done but no data through \(dataPath) within \(configuration.deadline)", process: process) }
+            if Task.isCancelled { throw StartFailure(reason: "interrupted", process: process, handshakeMs: handshakeMs) }
+            guard clock.now < dataDeadline else {
+                throw StartFailure(reason: "handshake done but no data through \(dataPath) within \(configuration.deadline) of it", process: process,
+                                   handshakeMs: handshakeMs)
+            }
             try? await clock.sleep(for: .milliseconds(50))
         }
         return Running(process: process, pid: pid, handshakeMs: handshakeMs ?? 0, firstDataMs: (clock.now - launched).milliseconds)
@@ -313,7 +324,7 @@ struct ResilienceSession: Sendable {
             } catch {
                 let stopMs = await stop(error.process, pid: nil)
                 if Task.isCancelled { interrupted = true; break }
-                cycles.append(.init(index: index, ok: false, stopMs: stopMs, failure: error.reason))
+                cycles.append(.init(index: index, ok: false, handshakeMs: error.handshakeMs, stopMs: stopMs, failure: error.reason))
             }
             if usesTUN { await sandbox.removeTunnelRoutes(carriers: carriers, split: routedSplit, tools: tools) }
             let snapshot = await sandbox.snapshot(tools: tools)

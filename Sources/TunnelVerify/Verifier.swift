@@ -192,7 +192,7 @@ struct VerifySession {
 
         // TUN up with its address
         started = clock.now
-        let deadline = started + configuration.deadline
+        let deadline = PhaseTiming(deadline: configuration.deadline).handshakeDeadline(tunStart: started)
         // A SOCKS-shaped engine started without `{tun}` has no TUN: the sandbox is a host that
         // uses the proxy, and its routes stay those of the device's network.
         let usesTUN = engine.usesTUN(socks: configuration.socks)
@@ -305,8 +305,15 @@ struct VerifySession {
         started = clock.now
         let before = await sandbox.tunCounters()
         if let whoami = configuration.whoami {
-            let result = await SandboxProbes.httpGet(url: whoami, socks: configuration.socks, namespacePath: sandbox.namespacePath,
+            // GETs until one is answered or the data phase's own deadline passes (PhaseTiming).
+            let dataDeadline = PhaseTiming(deadline: configuration.deadline).dataDeadline(handshake: clock.now)
+            var result = await SandboxProbes.httpGet(url: whoami, socks: configuration.socks, namespacePath: sandbox.namespacePath,
                                                      timeout: .seconds(3))
+            while case .failure = result, clock.now < dataDeadline, !Task.isCancelled {
+                try? await clock.sleep(for: configuration.pollInterval)
+                result = await SandboxProbes.httpGet(url: whoami, socks: configuration.socks, namespacePath: sandbox.namespacePath,
+                                                     timeout: .seconds(3))
+            }
             let after = await sandbox.tunCounters()
             let carried = !usesTUN || (before.flatMap { b in after.map { a in a.up > b.up && a.down > b.down } } ?? false)
             switch result {

@@ -10,7 +10,8 @@ import TestSupport
 /// 9-second fragment-size probe, the session still goes through the lab's real resolver.
 let resilienceLab = TunnelLab()
 
-func resilience(_ lab: LabStatus, profile: String, command: String = "resilience", binary: String? = nil, _ extra: [String]) async throws
+func resilience(_ lab: LabStatus, profile: String, command: String = "resilience", binary: String? = nil, deadline: Int = 20,
+                _ extra: [String]) async throws
     -> (status: Int32, report: ResilienceReport?, stderr: String, directory: String) {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tp-resil-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -18,7 +19,7 @@ func resilience(_ lab: LabStatus, profile: String, command: String = "resilience
     try profile.write(toFile: path, atomically: true, encoding: .utf8)
     let resolved = if let binary { binary } else { await resilienceLab.binary }
     let argv = Lab.namespaceCommand(name: lab.name, role: .client, command: [
-        resolved, command, "--profile", path, "--out", directory + "/out", "--quiet", "--seed", "7", "--deadline", "20",
+        resolved, command, "--profile", path, "--out", directory + "/out", "--quiet", "--seed", "7", "--deadline", "\(deadline)",
         "--whoami-url", lab.tunnel!.whoamiURL,
     ] + extra)
     let outcome = try await Host.run(["/usr/bin/env"] + argv)
@@ -172,4 +173,23 @@ struct ResilienceLabTests {
         await expectClean(lab)
     }
 }
+}
+
+/// `verify --cycles` through the lab's default resolver, which minimises QNAMEs: iodine's
+/// fragment-size probe then makes each handshake take 20 s or more, and each cycle is judged by
+/// verify's own timing rule (PhaseTiming), so none fails for want of time after its handshake.
+let qnameLab = TunnelLab(qnameMinimisation: true)
+
+@Suite(.serialized, .teardown { await qnameLab.down() }, .enabled(if: LabGate.tunnelLab.runs, "cycle lab tests need root and the engines"))
+struct CyclesThroughQNAMEMinimisationLabTests {
+    @Test(.timeLimit(.minutes(6))) func fiveCyclesPassWithTheDefaultDeadline() async throws {
+        try LabGate.tunnelLab.check()
+        let lab = try await qnameLab.up()
+        let run = try await resilience(lab, profile: iodineProfile(lab), command: "verify", deadline: 25, ["--cycles", "5"])
+        defer { try? FileManager.default.removeItem(atPath: run.directory) }
+        let report = try #require(run.report, "no report: \(run.stderr)")
+        #expect(run.status == 0, "\(report.summaryLine) \(report.cycles)")
+        #expect(report.cycles.count == 5 && report.cycles.allSatisfy(\.ok), "\(report.cycles)")
+        #expect(report.cycles.allSatisfy { $0.handshakeMs != nil && ($0.firstDataMs ?? -1) >= ($0.handshakeMs ?? 0) })
+    }
 }

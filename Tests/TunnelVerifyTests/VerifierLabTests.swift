@@ -54,12 +54,16 @@ actor TunnelLab {
     static let shared = TunnelLab()
     private var status: LabStatus?
     let name = "v" + String(UInt32.random(in: 0...UInt32.max), radix: 36).prefix(7)
+    /// The lab's default resolver minimises QNAMEs; most suites turn it off so iodine's handshake is quick.
+    let qnameMinimisation: Bool
+
+    init(qnameMinimisation: Bool = false) { self.qnameMinimisation = qnameMinimisation }
 
     var binary: String { TestEnvironment.binary }
 
     func up() async throws -> LabStatus {
         if let status { return status }
-        let config = LabConfig(name: name, qnameMinimisation: false, serverCommand: [binary, "serve", "--rate-limit", "0"],
+        let config = LabConfig(name: name, qnameMinimisation: qnameMinimisation, serverCommand: [binary, "serve", "--rate-limit", "0"],
                                tunnelDomain: "t.lab.test")
         let made = try await Lab.up(config, logger: quietLogger)
         status = made
@@ -84,7 +88,8 @@ actor TunnelLab {
 }
 
 /// Runs `verify` inside the lab's client namespace (as a user would, through `lab exec`).
-func verify(_ lab: LabStatus, profile: String, _ extra: [String] = []) async throws -> (status: Int32, report: VerifyReport?, stderr: String) {
+func verify(_ lab: LabStatus, profile: String, deadline: Int = 20, _ extra: [String] = []) async throws
+    -> (status: Int32, report: VerifyReport?, stderr: String) {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tp-verify-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -92,7 +97,7 @@ func verify(_ lab: LabStatus, profile: String, _ extra: [String] = []) async thr
     try profile.write(toFile: path, atomically: true, encoding: .utf8)
     let binary = await TunnelLab.shared.binary
     let argv = Lab.namespaceCommand(name: lab.name, role: .client, command: [
-        binary, "verify", "--profile", path, "--out", directory + "/out", "--quiet", "--seed", "7", "--deadline", "20",
+        binary, "verify", "--profile", path, "--out", directory + "/out", "--quiet", "--seed", "7", "--deadline", "\(deadline)",
     ] + extra)
     let outcome = try await Host.run(["/usr/bin/env"] + argv)
     let data = FileManager.default.contents(atPath: directory + "/out/verify.json")
@@ -158,6 +163,47 @@ struct VerifierLabTests {
         }
         // The lab resolver asks the responder from its server-side address, not the tunnel's resolver.
         #expect(report.dnsLeak.unexpectedResolvers == ["198.18.1.1"])
+        await expectClean(lab)
+    }
+
+    /// The profile's DNS server sits behind the tunnel but answers nothing: a tunnel whose DNS does
+    /// not work fails, with the reason in the report's first line.
+    @Test(.timeLimit(.minutes(1))) func brokenTunnelDNSFails() async throws {
+        let lab = try await lab()
+        let run = try await verify(lab, profile: iodineProfile(lab, dns: "198.18.3.77"),
+                                   ["--whoami-url", lab.tunnel!.whoamiURL, "--checks", "dnsLeak"])
+        let report = try #require(run.report, "no report: \(run.stderr)")
+        #expect(run.status == 1)
+        #expect(report.dnsLeak.leaked == false && report.dnsLeak.answered == 0 && report.dnsLeak.resolves == false)
+        #expect(report.reason == "DNS does not resolve through the tunnel: 0 of 3 names answered via 198.18.3.77", "\(report.reason ?? "")")
+        #expect(report.markdown().hasPrefix("# verify: lab iodine (iodine): FAIL: DNS does not resolve through the tunnel"))
+        await expectClean(lab)
+    }
+
+    /// A resolver that answers nothing: iodine never finishes its handshake, so its TUN never gets an
+    /// address; the run fails at the handshake as "resolver unreachable", in the engine's words.
+    @Test(.timeLimit(.minutes(1))) func aSilentResolverFailsAtTheHandshake() async throws {
+        let lab = try await lab()
+        let profile = iodineProfile(lab).replacingOccurrences(of: "\"\(lab.tunnel!.resolver):53\"", with: "\"198.18.0.99:53\"")
+        let run = try await verify(lab, profile: profile, deadline: 8, ["--whoami-url", lab.tunnel!.whoamiURL])
+        let report = try #require(run.report, "no report: \(run.stderr)")
+        #expect(run.status == 1)
+        #expect(report.failure?.phase == "handshake", "\(report.failure.map { "\($0.phase): \($0.reason)" } ?? "no failure")")
+        #expect(report.failure?.reason.contains("resolver unreachable") == true)
+        #expect(report.reason?.hasPrefix("failed at handshake: resolver unreachable") == true)
+        #expect(report.htmlSection().contains("failed at <b>handshake</b>"))
+        await expectClean(lab)
+    }
+
+    /// Without expectedExitIP the exit check cannot pass; the verdict says so instead of failing silently.
+    @Test(.timeLimit(.minutes(1))) func withoutAnExpectedExitIPTheVerdictSaysWhy() async throws {
+        let lab = try await lab()
+        let profile = iodineProfile(lab).replacingOccurrences(of: "\"expectedExitIP\":\"\(lab.tunnel!.exitAddress)\",", with: "")
+        let run = try await verify(lab, profile: profile, ["--whoami-url", lab.tunnel!.whoamiURL, "--checks", "exitIP"])
+        let report = try #require(run.report, "no report: \(run.stderr)")
+        #expect(run.status == 1)
+        #expect(report.exitIP.ok == nil && report.exitIP.observed == lab.tunnel!.exitAddress)
+        #expect(report.reason?.contains("the profile has no expectedExitIP") == true, "\(report.reason ?? "")")
         await expectClean(lab)
     }
 
