@@ -47,6 +47,9 @@ struct Engine: Sendable {
     var failureMarkers: [(text: String, reason: String)]
     /// Texts in the log that, if seen when the deadline passes, explain the timeout.
     var timeoutHints: [(text: String, reason: String)]
+    /// Like `timeoutHints`, but only when the log's last line says it: a stage every session passes
+    /// through, where the engine is stuck only if it is still there.
+    var stuckAtHints: [(text: String, reason: String)] = []
     var settings: Profile.EngineSettings
     var secret: String?
     var extraArguments: [String]
@@ -88,6 +91,9 @@ struct Engine: Sendable {
                 ("Retrying version check", "resolver unreachable: no answer to the version check"),
                 ("No reply from nameserver", "resolver unreachable"),
                 ("Version ok", "handshake started but the session was never set up"),
+            ]
+            engine.stuckAtHints = [
+                ("Autodetecting DNS query type", "resolver unreachable: no answer to iodine's query-type detection"),
             ]
         case .openvpn:
             engine.program = "openvpn"
@@ -248,6 +254,9 @@ struct Engine: Sendable {
             if let line = log.split(whereSeparator: \.isNewline).last(where: { $0.contains(hint.text) }) {
                 return (hint.reason, String(line))
             }
+        }
+        if let last = Host.lastLine(log), let hint = stuckAtHints.first(where: { last.contains($0.text) }) {
+            return (hint.reason, last)
         }
         return nil
     }
