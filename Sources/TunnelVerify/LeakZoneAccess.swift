@@ -27,7 +27,7 @@ public struct LeakZoneAccess: Sendable {
             guard let name = try? ProbeName.build(meta: LeakProbe.report(nonce: nonce, about: mark), zone: zone, key: key) else { continue }
             let id = UInt16(truncatingIfNeeded: generator.next())
             nonces[id] = nonce
-            queries.append(DNSQuery.make(id: id, name: name.description, type: 16))
+            if let query = DNSQuery.make(id: id, name: name.description, type: 16) { queries.append(query) }
         }
         let responses = await SandboxProbes.dnsQueries(queries, server: server, namespacePath: namespacePath, wait: .milliseconds(1500))
         guard !responses.isEmpty else { return nil }

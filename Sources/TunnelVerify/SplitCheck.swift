@@ -77,7 +77,7 @@ enum SplitCheck {
         var notes: [String] = []
         for server in servers {
             let a = UInt16(truncatingIfNeeded: ids.next()), aaaa = UInt16(truncatingIfNeeded: ids.next())
-            let queries = [DNSQuery.make(id: a, name: domain, type: 1), DNSQuery.make(id: aaaa, name: domain, type: 28)]
+            let queries = [DNSQuery.make(id: a, name: domain, type: 1), DNSQuery.make(id: aaaa, name: domain, type: 28)].compactMap { $0 }
             let responses = await SandboxProbes.dnsQueries(queries, server: server, namespacePath: namespacePath, wait: .seconds(2))
             guard !responses.isEmpty else { notes.append("no answer from \(server) within 2 s"); continue }
             var addresses: [String] = []

@@ -1,4 +1,5 @@
 import Base
+import DNSWire
 import Foundation
 import Glibc
 
@@ -450,12 +451,12 @@ struct VerifySession {
                         guard let name = zone.markName(nonce: nonce) else { continue }
                         marks.append(nonce)
                         names.append(name)
-                        queries.append(DNSQuery.make(id: id, name: name, type: 1))
+                        if let query = DNSQuery.make(id: id, name: name, type: 1) { queries.append(query) }
                     } else {
                         let label = String((0..<16).map { _ in Array("abcdefghijklmnopqrstuvwxyz234567")[Int(generator.next() % 32)] })
                         let name = "\(label).\(configuration.leakDomain)"
                         names.append(name)
-                        queries.append(DNSQuery.make(id: id, name: name, type: 1))
+                        if let query = DNSQuery.make(id: id, name: name, type: 1) { queries.append(query) }
                     }
                 }
                 dnsLeak.names = names
@@ -504,7 +505,8 @@ struct VerifySession {
                 let name = "failure\(generator.next() % 1_000_000).\(configuration.leakDomain)"
                 evidence.failureNames.insert(Self.normalized(name))
                 let query = DNSQuery.make(id: UInt16(truncatingIfNeeded: generator.next()), name: name, type: 1)
-                _ = await SandboxProbes.dnsQueries([query], server: server, namespacePath: sandbox.namespacePath, wait: .milliseconds(300))
+                _ = await SandboxProbes.dnsQueries(query.map { [$0] } ?? [], server: server, namespacePath: sandbox.namespacePath,
+                                                   wait: .milliseconds(300))
             }
             await SandboxProbes.poke(host: configuration.ipv6Target, port: evidence.failurePort, namespacePath: sandbox.namespacePath,
                                      wait: .milliseconds(100))
@@ -595,16 +597,10 @@ struct VerifySession {
     }
 }
 
-/// A recursive query with one question (RFC 1035 4.1), built with DNSWire.
+/// A recursive query with one question (RFC 1035 4.1), built with DNSWire; nil for a name DNS cannot
+/// carry (the names here are made by the run or read from a checked profile, so that is a bug).
 enum DNSQuery {
-    static func make(id: UInt16, name: String, type: UInt16) -> [UInt8] {
-        var bytes: [UInt8] = [UInt8(id >> 8), UInt8(id & 0xff), 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]
-        for label in name.split(separator: ".") {
-            let utf8 = Array(label.utf8.prefix(63))
-            bytes.append(UInt8(utf8.count))
-            bytes += utf8
-        }
-        bytes += [0, UInt8(type >> 8), UInt8(type & 0xff), 0, 1]
-        return bytes
+    static func make(id: UInt16, name: String, type: UInt16) -> [UInt8]? {
+        try? DNSMessage.query(id: id, name: name, type: DNSType(type)).serialized()
     }
 }

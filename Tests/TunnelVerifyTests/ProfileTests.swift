@@ -74,7 +74,7 @@ struct ProfileTests {
     @Test func uplinkPacketClassification() {
         // Ethernet + IPv4 + UDP to 198.18.0.1:53 with a query for x.t.example: carrier; other name: dns.
         func frame(_ name: String) -> [UInt8] {
-            let query = DNSQuery.make(id: 1, name: name, type: 1)
+            let query: [UInt8] = DNSQuery.make(id: 1, name: name, type: 1) ?? []
             let udp: [UInt8] = [0x9c, 0x40, 0, 53, UInt8((8 + query.count) >> 8), UInt8((8 + query.count) & 0xff), 0, 0] + query
             var ip: [UInt8] = [0x45, 0, UInt8((20 + udp.count) >> 8), UInt8((20 + udp.count) & 0xff), 0, 0, 0, 0, 64, 17, 0, 0,
                                198, 19, 0, 2, 198, 18, 0, 1]
