@@ -7,6 +7,11 @@
 struct PhaseTiming: Sendable {
     var deadline: Duration
 
+    /// How long one HTTP GET through the tunnel may take before the data phase tries again. A GET
+    /// is a TCP handshake and a request: several round trips, each a DNS query through the resolver
+    /// (hundreds of milliseconds behind a QNAME-minimising one), so a second is too short.
+    static let dataProbeTimeout: Duration = .seconds(3)
+
     /// When the TUN address and the handshake must be there, for a TUN phase that started at `tunStart`.
     func handshakeDeadline(tunStart: ContinuousClock.Instant) -> ContinuousClock.Instant { tunStart + deadline }
 

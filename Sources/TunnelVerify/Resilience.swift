@@ -240,7 +240,7 @@ struct ResilienceSession: Sendable {
         let exit = configuration.profile.expectedExitIP
         let dataDeadline = timing.dataDeadline(handshake: handshakeAt)
         while true {
-            if case .success(let body) = await probeOnce(timeout: .seconds(1)),
+            if case .success(let body) = await probeOnce(timeout: PhaseTiming.dataProbeTimeout),
                exit == nil || body.split(whereSeparator: \.isNewline).first.map(String.init) == exit { break }
             if Task.isCancelled { throw StartFailure(reason: "interrupted", process: process, handshakeMs: handshakeMs) }
             guard clock.now < dataDeadline else {

@@ -309,11 +309,11 @@ struct VerifySession {
             // GETs until one is answered or the data phase's own deadline passes (PhaseTiming).
             let dataDeadline = PhaseTiming(deadline: configuration.deadline).dataDeadline(handshake: clock.now)
             var result = await SandboxProbes.httpGet(url: whoami, socks: configuration.socks, namespacePath: sandbox.namespacePath,
-                                                     timeout: .seconds(3))
+                                                     timeout: PhaseTiming.dataProbeTimeout)
             while case .failure = result, clock.now < dataDeadline, !Task.isCancelled {
                 try? await clock.sleep(for: configuration.pollInterval)
                 result = await SandboxProbes.httpGet(url: whoami, socks: configuration.socks, namespacePath: sandbox.namespacePath,
-                                                     timeout: .seconds(3))
+                                                     timeout: PhaseTiming.dataProbeTimeout)
             }
             let after = await sandbox.tunCounters()
             let carried = !usesTUN || (before.flatMap { b in after.map { a in a.up > b.up && a.down > b.down } } ?? false)

@@ -174,22 +174,3 @@ struct ResilienceLabTests {
     }
 }
 }
-
-/// `verify --cycles` through the lab's default resolver, which minimises QNAMEs: iodine's
-/// fragment-size probe then makes each handshake take 20 s or more, and each cycle is judged by
-/// verify's own timing rule (PhaseTiming), so none fails for want of time after its handshake.
-let qnameLab = TunnelLab(qnameMinimisation: true)
-
-@Suite(.serialized, .teardown { await qnameLab.down() }, .enabled(if: LabGate.tunnelLab.runs, "cycle lab tests need root and the engines"))
-struct CyclesThroughQNAMEMinimisationLabTests {
-    @Test(.timeLimit(.minutes(6))) func fiveCyclesPassWithTheDefaultDeadline() async throws {
-        try LabGate.tunnelLab.check()
-        let lab = try await qnameLab.up()
-        let run = try await resilience(lab, profile: iodineProfile(lab), command: "verify", deadline: 25, ["--cycles", "5"])
-        defer { try? FileManager.default.removeItem(atPath: run.directory) }
-        let report = try #require(run.report, "no report: \(run.stderr)")
-        #expect(run.status == 0, "\(report.summaryLine) \(report.cycles)")
-        #expect(report.cycles.count == 5 && report.cycles.allSatisfy(\.ok), "\(report.cycles)")
-        #expect(report.cycles.allSatisfy { $0.handshakeMs != nil && ($0.firstDataMs ?? -1) >= ($0.handshakeMs ?? 0) })
-    }
-}
