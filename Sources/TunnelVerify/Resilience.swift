@@ -1,4 +1,4 @@
-import Base
+public import Base
 import Foundation
 import Glibc
 

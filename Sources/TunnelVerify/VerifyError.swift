@@ -1,32 +1,21 @@
+public import Base
+
 /// Why `verify` could not run at all (as opposed to a check that failed, which is a verdict).
 /// `message` is one line naming what failed and where, so the CLI prints it as is.
-public struct VerifyError: Error, CustomStringConvertible, Sendable, Hashable {
-    public enum Code: String, Sendable, Hashable, Codable {
-        /// The profile or a flag is malformed; the message names the field.
-        case invalidProfile
-        /// A program the engine or the sandbox needs is not installed.
-        case missingTool
-        /// Namespaces, veths, nftables and TUN devices need root (CAP_NET_ADMIN).
-        case notRoot
-        /// Building or removing the sandbox failed (an `ip`/`nft` command, a file).
-        case sandboxFailed
-        /// The run was interrupted (SIGINT/SIGTERM).
-        case interrupted
-    }
+public typealias VerifyError = CodedError<VerifyErrorCode>
 
-    public var code: Code
-    public var message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message.split(whereSeparator: \.isNewline).joined(separator: " ")
-    }
-
-    public var description: String { message }
-
-    /// Equal by code, so a test can name the error it expects.
-    public static func == (lhs: VerifyError, rhs: VerifyError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+/// The causes of a `VerifyError`.
+public enum VerifyErrorCode: String, Sendable, Hashable, Codable {
+    /// The profile or a flag is malformed; the message names the field.
+    case invalidProfile
+    /// A program the engine or the sandbox needs is not installed.
+    case missingTool
+    /// Namespaces, veths, nftables and TUN devices need root (CAP_NET_ADMIN).
+    case notRoot
+    /// Building or removing the sandbox failed (an `ip`/`nft` command, a file).
+    case sandboxFailed
+    /// The run was interrupted (SIGINT/SIGTERM).
+    case interrupted
 }
 
 /// A profile field that is missing or malformed: `field` is its JSON path (`resolvers[0].address`).
