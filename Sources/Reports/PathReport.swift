@@ -1,3 +1,4 @@
+public import Base
 public import PathMetrics
 
 /// `path.json` (schema `tunnelprobe.path/1`): per resolver, what the path did to a paced stream of
@@ -24,8 +25,8 @@ public struct PathReport: Codable, Sendable, Hashable {
     /// Whether the measuring host itself dropped datagrams: that would pass for downstream loss.
     public struct ClientChecks: Codable, Sendable, Hashable {
         /// Growth of the kernel's UDP RcvbufErrors counter (this network namespace) during the run.
-        public var udpReceiveBufferErrors: Int?
-        public var reason: String?
+        @NullCoded public var udpReceiveBufferErrors: Int?
+        @NullCoded public var reason: String?
 
         public init(udpReceiveBufferErrors: Int?) {
             self.udpReceiveBufferErrors = udpReceiveBufferErrors
@@ -38,7 +39,7 @@ public struct PathReport: Codable, Sendable, Hashable {
         /// Probes per second to each resolver.
         public var rate: Double
         public var count: Int
-        public var durationSeconds: Double?
+        @NullCoded public var durationSeconds: Double?
         /// Query name payload characters (meta block included).
         public var uploadCharacters: Int
         /// Response payload bytes asked for (the receive history is sent even when this is smaller).
@@ -73,12 +74,12 @@ public struct PathReport: Codable, Sendable, Hashable {
     }
 
     public struct Gilbert: Codable, Sendable, Hashable {
-        public var p: Double?
-        public var r: Double?
-        public var h: Double?
+        @NullCoded public var p: Double?
+        @NullCoded public var r: Double?
+        @NullCoded public var h: Double?
         /// "gilbert" (3 parameters fitted), "twoState" (h = 0 by assumption: the 3-parameter fit fell outside the model), nil.
-        public var model: String?
-        public var reason: String?
+        @NullCoded public var model: String?
+        @NullCoded public var reason: String?
         public var roundTrip: GilbertFit
 
         public init(_ fit: GilbertFit) {
@@ -95,11 +96,11 @@ public struct PathReport: Codable, Sendable, Hashable {
     }
 
     public struct ReorderingSummary: Codable, Sendable, Hashable {
-        public var ratio: Double?
-        public var maxExtent: Int?
+        @NullCoded public var ratio: Double?
+        @NullCoded public var maxExtent: Int?
         public var threeReordered: Int
         public var samples: Int
-        public var reason: String?
+        @NullCoded public var reason: String?
         public var roundTrip: Reordering
         public var up: Reordering
         public var down: Reordering
@@ -121,7 +122,7 @@ public struct PathReport: Codable, Sendable, Hashable {
         public var id: UInt32
         public var elapsedSeconds: Double
         /// Probes sent per second, as achieved.
-        public var achievedRate: Double?
+        @NullCoded public var achievedRate: Double?
         public var drainsSent: Int
         public var drainsAnswered: Int
         /// Datagrams that matched no probe of the stream.
@@ -131,7 +132,7 @@ public struct PathReport: Codable, Sendable, Hashable {
         public var inFlightExcluded: Int
         /// Datagrams the kernel dropped at the client's own socket (nil: not readable). Above 0, some
         /// down loss happened on the measuring host itself.
-        public var clientSocketDrops: Int?
+        @NullCoded public var clientSocketDrops: Int?
         /// Query datagrams written (probes and drains) and every datagram read back: what a capture of
         /// the stream counts (`--capture`).
         public var datagramsSent: Int?
@@ -165,10 +166,10 @@ public struct PathReport: Codable, Sendable, Hashable {
         public var reordering: ReorderingSummary
         public var duplicates: PathAnalysis.Duplicates
         public var rttMs: DelayPercentiles
-        public var jitterMs: Double?
-        public var jitterReason: String?
+        @NullCoded public var jitterMs: Double?
+        @NullCoded public var jitterReason: String?
         public var ipdvMs: DelayVariation
-        public var oneWayMs: PathAnalysis.OneWay?
+        @NullCoded public var oneWayMs: PathAnalysis.OneWay?
         /// Loss per slice of send time, with the longest burst of each slice.
         public var timeline: LossTimeline?
 
@@ -192,95 +193,8 @@ public struct PathReport: Codable, Sendable, Hashable {
     }
 }
 
-extension PathReport.Gilbert {
-    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(p, forKey: .p)
-        try c.encode(r, forKey: .r)
-        try c.encode(h, forKey: .h)
-        try c.encode(model, forKey: .model)
-        try c.encode(reason, forKey: .reason)
-        try c.encode(roundTrip, forKey: .roundTrip)
-    }
-}
 
-extension PathReport.ReorderingSummary {
-    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(ratio, forKey: .ratio)
-        try c.encode(maxExtent, forKey: .maxExtent)
-        try c.encode(threeReordered, forKey: .threeReordered)
-        try c.encode(samples, forKey: .samples)
-        try c.encode(reason, forKey: .reason)
-        try c.encode(roundTrip, forKey: .roundTrip)
-        try c.encode(up, forKey: .up)
-        try c.encode(down, forKey: .down)
-    }
-}
 
-extension PathReport.ResolverResult {
-    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(resolver, forKey: .resolver)
-        try c.encode(stream, forKey: .stream)
-        try c.encode(counts, forKey: .counts)
-        try c.encode(loss, forKey: .loss)
-        try c.encode(lossPatterns, forKey: .lossPatterns)
-        try c.encode(gilbert, forKey: .gilbert)
-        try c.encode(gilbertByDirection, forKey: .gilbertByDirection)
-        try c.encode(reordering, forKey: .reordering)
-        try c.encode(duplicates, forKey: .duplicates)
-        try c.encode(rttMs, forKey: .rttMs)
-        try c.encode(jitterMs, forKey: .jitterMs)
-        try c.encode(jitterReason, forKey: .jitterReason)
-        try c.encode(ipdvMs, forKey: .ipdvMs)
-        try c.encode(oneWayMs, forKey: .oneWayMs)
-        try c.encodeIfPresent(timeline, forKey: .timeline)
-    }
-}
 
-extension PathReport.Stream {
-    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(elapsedSeconds, forKey: .elapsedSeconds)
-        try c.encode(achievedRate, forKey: .achievedRate)
-        try c.encode(drainsSent, forKey: .drainsSent)
-        try c.encode(drainsAnswered, forKey: .drainsAnswered)
-        try c.encode(unmatched, forKey: .unmatched)
-        try c.encode(responderAbsent, forKey: .responderAbsent)
-        try c.encode(inFlightExcluded, forKey: .inFlightExcluded)
-        try c.encode(clientSocketDrops, forKey: .clientSocketDrops)
-        try c.encodeIfPresent(datagramsSent, forKey: .datagramsSent)
-        try c.encodeIfPresent(datagramsReceived, forKey: .datagramsReceived)
-    }
-}
 
-extension PathReport.ClientChecks {
-    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(udpReceiveBufferErrors, forKey: .udpReceiveBufferErrors)
-        try c.encode(reason, forKey: .reason)
-    }
-}
 
-extension PathReport.Settings {
-    /// Every key is written, absent values as null: a reader sees that the metric exists and was not measured.
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(domain, forKey: .domain)
-        try c.encode(rate, forKey: .rate)
-        try c.encode(count, forKey: .count)
-        try c.encode(durationSeconds, forKey: .durationSeconds)
-        try c.encode(uploadCharacters, forKey: .uploadCharacters)
-        try c.encode(downloadBytes, forKey: .downloadBytes)
-        try c.encode(recordType, forKey: .recordType)
-        try c.encode(tmaxMs, forKey: .tmaxMs)
-        try c.encode(sharedClock, forKey: .sharedClock)
-    }
-}
