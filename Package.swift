@@ -89,7 +89,7 @@ let package = Package(
         // libpcap (Debian libpcap-dev) as a system library: offline reading, live capture, pcap writing.
         .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
         // Capture files and live capture through libpcap; link, IP (with fragment reassembly), UDP and TCP decoding.
-        .target(name: "Capture", dependencies: ["CPcap"], swiftSettings: strict),
+        .target(name: "Capture", dependencies: ["Base", "CPcap"], swiftSettings: strict),
         // DNS transaction matching over captures: per resolver / tunnel domain / type metrics and fates.
         .target(
             name: "TraceAnalysis",
@@ -153,6 +153,7 @@ let package = Package(
         ),
         // What every test suite shares: the lab gate, the binary under test, golden files (Tests/TestSupport).
         .target(name: "TestSupport", dependencies: ["Base"], path: "Tests/TestSupport"),
+        .testTarget(name: "BaseTests", dependencies: ["Base"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
         .testTarget(
             name: "ProbeProtocolTests",
@@ -164,7 +165,7 @@ let package = Package(
         ),
         .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports", "Base", "Fates"] + nio),
         .testTarget(name: "PathMetricsTests", dependencies: ["PathMetrics", "Base"]),
-        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture"]),
+        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "Base"]),
         .testTarget(name: "TraceAnalysisTests", dependencies: ["TraceAnalysis", "Capture", "Reports", "DNSWire", "Fates"]),
         .testTarget(name: "FECTests", dependencies: ["FEC"]),
         .testTarget(name: "LinkSimTests", dependencies: ["TestSupport", "LinkSim", "FEC", "Reports", "Base", "Fates"]),

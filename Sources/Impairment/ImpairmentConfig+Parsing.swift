@@ -86,13 +86,13 @@ extension ImpairmentConfig {
                 return placeholder
             }
             // Port 0 on --listen binds an ephemeral port (tests, benchmarks).
-            guard let e = Endpoint(parsing: text, allowZeroPort: flag == "--listen") else {
+            guard let e = try? Endpoint(parsing: text, defaultPort: nil, allowZeroPort: flag == "--listen") else {
                 throw ImpairmentConfigError(flag, "\"\(text)\" is not a numeric IP:PORT or [IPv6]:PORT with a port in 1...65535")
             }
             return e
         }
-        let listen = try endpoint("--listen", placeholder: Endpoint(host: "192.0.2.1", port: 53))
-        let upstream = try endpoint("--upstream", placeholder: Endpoint(host: "192.0.2.2", port: 53))
+        let listen = try endpoint("--listen", placeholder: Endpoint(address: .v4(0xC000_0201), port: 53))
+        let upstream = try endpoint("--upstream", placeholder: Endpoint(address: .v4(0xC000_0202), port: 53))
         if let a = try? listen.socketAddress(), let b = try? upstream.socketAddress(), a == b {
             throw ImpairmentConfigError("--listen/--upstream", "both are \(listen): the relay would send to itself")
         }

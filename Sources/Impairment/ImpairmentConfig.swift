@@ -1,3 +1,4 @@
+public import Base
 public import NIOCore
 
 /// Everything `tunnelprobe impair` does, validated. Built by `ImpairmentConfig.parse(arguments:)`
@@ -76,38 +77,6 @@ public struct DirectionConfig: Sendable, Hashable {
     }
 }
 
-/// "ip:port" or "[v6]:port", numeric.
-public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
-
-    public init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
-
-    /// Nil unless `text` is a numeric address with a port in 1...65535 (0 allowed with `allowZeroPort`).
-    public init?(parsing text: String, allowZeroPort: Bool = false) {
-        var host: Substring
-        let portText: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { return nil }
-            host = text[text.index(after: text.startIndex)..<close]
-            let rest = text[text.index(after: close)...]
-            guard rest.hasPrefix(":") else { return nil }
-            portText = rest.dropFirst()
-        } else {
-            guard let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") else { return nil }
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-        }
-        guard let port = Int(portText), (allowZeroPort ? 0 : 1)...65535 ~= port,
-              (try? SocketAddress(ipAddress: String(host), port: port)) != nil else { return nil }
-        if host.isEmpty { return nil }
-        self.init(host: String(host), port: port)
-    }
-
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
-
-    public func socketAddress() throws -> SocketAddress { try SocketAddress(ipAddress: host, port: port) }
+extension Endpoint {
+    public func socketAddress() throws -> SocketAddress { try SocketAddress(ipAddress: host, port: Int(port)) }
 }

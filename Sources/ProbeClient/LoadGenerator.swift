@@ -1,3 +1,4 @@
+public import Base
 public import DNSWire
 import NIOCore
 import ProbeProtocol
@@ -33,7 +34,7 @@ public struct LoadGenerator: Sendable {
         case prebuilt
     }
 
-    public func run(target: ResolverAddress, outstanding: Int, duration: Duration, mode: Mode = .eventLoop) async -> Result {
+    public func run(target: Endpoint, outstanding: Int, duration: Duration, mode: Mode = .eventLoop) async -> Result {
         switch mode {
         case .eventLoop: await runOnEventLoop(target: target, outstanding: outstanding, duration: duration)
         case .tasks: await runTasks(target: target, outstanding: outstanding, duration: duration)
@@ -41,7 +42,7 @@ public struct LoadGenerator: Sendable {
         }
     }
 
-    private func runTasks(target: ResolverAddress, outstanding: Int, duration: Duration) async -> Result {
+    private func runTasks(target: Endpoint, outstanding: Int, duration: Duration) async -> Result {
         let start = ContinuousClock.now
         let deadline = start + duration
         let totals = await withTaskGroup(of: (Int, Int, Int).self) { group in
@@ -63,7 +64,7 @@ public struct LoadGenerator: Sendable {
         return Result(sent: totals.0, answered: totals.1, timedOut: totals.2, seconds: Self.seconds(since: start))
     }
 
-    private func runOnEventLoop(target: ResolverAddress, outstanding: Int, duration: Duration, prebuilt: Int = 0) async -> Result {
+    private func runOnEventLoop(target: Endpoint, outstanding: Int, duration: Duration, prebuilt: Int = 0) async -> Result {
         guard let address = target.socketAddress else { return Result(sent: 0, answered: 0, timedOut: 0, seconds: 0) }
         let queries = (0..<prebuilt).compactMap { _ in
             prober.prepareUpload(zone: zone, characters: ProbeMeta.characterCount, kind: .echo)?.bytes

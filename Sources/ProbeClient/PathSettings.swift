@@ -1,10 +1,11 @@
+public import Base
 public import DNSWire
 public import NIOCore
 public import ProbeProtocol
 
 /// What a `path` run sends, to whom, and how long it waits (docs/PROTOCOL.md, "Path probes").
 public struct PathSettings: Sendable {
-    public var resolvers: [ResolverAddress]
+    public var resolvers: [Endpoint]
     public var zone: DNSName
     public var key: ProbeKey
     /// Probes per second to each resolver.
@@ -25,7 +26,7 @@ public struct PathSettings: Sendable {
     public var ednsSize: UInt16
     public var seed: UInt64
 
-    public init(resolvers: [ResolverAddress], zone: DNSName, key: ProbeKey, rate: Double, count: Int,
+    public init(resolvers: [Endpoint], zone: DNSName, key: ProbeKey, rate: Double, count: Int,
                 uploadCharacters: Int = ProbeMeta.characterCount, downloadBytes: Int = 0, recordType: DNSType = .txt,
                 tmax: TimeAmount = .seconds(2), drainRounds: Int = 3, absentAfter: TimeAmount = .seconds(5),
                 ednsSize: UInt16 = 4096, seed: UInt64) {

@@ -1,4 +1,4 @@
-import Base
+public import Base
 import DNSWire
 import Foundation
 import NIOCore
@@ -16,7 +16,7 @@ import Glibc
 /// their question name (stream, seq and nonce inside the authenticated meta block), not by DNS id.
 /// All state lives on the channel's event loop.
 public final class PathStream: @unchecked Sendable {
-    public let resolver: ResolverAddress
+    public let resolver: Endpoint
     public let streamID: UInt32
     private let settings: PathSettings
     private let loop: any EventLoop
@@ -48,7 +48,7 @@ public final class PathStream: @unchecked Sendable {
     /// Pacing granularity: probes due are sent in a burst every tick (1 ms, or the interval when longer).
     private let tickNanos: Int64
 
-    init(resolver: ResolverAddress, streamID: UInt32, settings: PathSettings, loop: any EventLoop, seed: UInt64) throws {
+    init(resolver: Endpoint, streamID: UInt32, settings: PathSettings, loop: any EventLoop, seed: UInt64) throws {
         guard let address = resolver.socketAddress else { throw PathError.badAddress(resolver.description) }
         self.resolver = resolver
         self.streamID = streamID & PathProbe.maxStream

@@ -1,3 +1,4 @@
+public import Base
 public import PathMetrics
 
 /// Everything one stream (one resolver) measured: the per-probe records and what identifies each probe
@@ -12,7 +13,7 @@ public struct PathStreamResult: Sendable {
         public var responseSize: Int?
     }
 
-    public var resolver: ResolverAddress
+    public var resolver: Endpoint
     public var stream: UInt32
     /// In sequence order; records[i].seq == i.
     public var records: [PathRecord]

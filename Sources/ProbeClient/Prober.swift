@@ -1,3 +1,4 @@
+public import Base
 public import DNSWire
 public import NIOCore
 public import ProbeProtocol
@@ -128,7 +129,7 @@ public struct Prober: Sendable {
         return try m.serialized()
     }
 
-    func exchange(_ bytes: [UInt8], resolver: ResolverAddress, question: DNSQuestion) async -> (DNSMessage?, ProbeOutcome) {
+    func exchange(_ bytes: [UInt8], resolver: Endpoint, question: DNSQuestion) async -> (DNSMessage?, ProbeOutcome) {
         if let pacer { await pacer.wait(for: resolver) }
         guard let address = resolver.socketAddress else { return (nil, .fail(.sendFailed, "bad address")) }
         return Self.classify(await engine.query(bytes, to: address, timeout: timeout), question: question)
@@ -175,7 +176,7 @@ public struct Prober: Sendable {
     }
 
     /// Does the resolver answer DNS at all? Any response but REFUSED counts.
-    public func reachability(_ resolver: ResolverAddress, zone: DNSName) async -> ProbeOutcome {
+    public func reachability(_ resolver: Endpoint, zone: DNSName) async -> ProbeOutcome {
         let q = DNSQuestion(name: zone, type: .soa)
         guard let bytes = try? message(name: zone, type: .soa) else { return .fail(.sendFailed, "cannot build query") }
         var (_, outcome) = await exchange(bytes, resolver: resolver, question: q)
@@ -184,7 +185,7 @@ public struct Prober: Sendable {
     }
 
     /// An echo probe: a never-seen name under the zone must get the responder's own authenticated answer.
-    public func echo(_ resolver: ResolverAddress, zone: DNSName) async -> ProbeOutcome {
+    public func echo(_ resolver: Endpoint, zone: DNSName) async -> ProbeOutcome {
         await upload(resolver, zone: zone, characters: ProbeMeta.characterCount, kind: .echo)
     }
 
@@ -214,7 +215,7 @@ public struct Prober: Sendable {
     }
 
     /// An upload probe of `characters` payload characters in front of the zone.
-    public func upload(_ resolver: ResolverAddress, zone: DNSName, characters: Int, kind: ProbeKind = .upload) async -> ProbeOutcome {
+    public func upload(_ resolver: Endpoint, zone: DNSName, characters: Int, kind: ProbeKind = .upload) async -> ProbeOutcome {
         guard let probe = prepareUpload(zone: zone, characters: characters, kind: kind) else {
             return .fail(.sendFailed, "\(characters) characters do not fit under \(zone)")
         }
@@ -268,7 +269,7 @@ public struct Prober: Sendable {
     /// truncated over UDP (a tunnel server's only transport) and reach the client only because the
     /// resolver retried over TCP. Such a size fails as `upstreamEDNS` without being sent: the
     /// client builds the responder's answer itself (same codec, same records) to know its size.
-    public func download(_ resolver: ResolverAddress, zone: DNSName, bytes count: Int, type: DNSType,
+    public func download(_ resolver: Endpoint, zone: DNSName, bytes count: Int, type: DNSType,
                          queryCharacters: Int = ProbeMeta.characterCount,
                          upstream: ProbeReply.Observed? = nil) async -> ProbeOutcome {
         let nonce = Self.nonce()
@@ -327,22 +328,22 @@ extension Prober {
     }
 }
 
-extension ResolverAddress {
+extension Endpoint {
     var socketAddress: SocketAddress? {
-        try? SocketAddress(ipAddress: host, port: port)
+        try? SocketAddress(ipAddress: host, port: Int(port))
     }
 }
 
 /// Spaces the queries sent to each resolver (`--per-resolver-qps`), so a scan never floods one.
 public actor Pacer {
     private let interval: UInt64
-    private var next: [ResolverAddress: UInt64] = [:]
+    private var next: [Endpoint: UInt64] = [:]
 
     public init(queriesPerSecond: Double) {
         interval = queriesPerSecond > 0 ? UInt64(1e9 / queriesPerSecond) : 0
     }
 
-    public func wait(for resolver: ResolverAddress) async {
+    public func wait(for resolver: Endpoint) async {
         guard interval > 0 else { return }
         let now = NIODeadline.now().uptimeNanoseconds
         let slot = max(now, next[resolver] ?? 0)

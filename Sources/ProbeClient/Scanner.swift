@@ -1,4 +1,4 @@
-import Base
+public import Base
 public import DNSWire
 public import NIOCore
 import ProbeProtocol
@@ -6,7 +6,7 @@ import Synchronization
 
 /// Everything a scan needs to know.
 public struct ScanConfiguration: Sendable {
-    public var resolvers: [ResolverAddress]
+    public var resolvers: [Endpoint]
     public var domains: [DNSName]
     public var encoding: LabelEncoding = .base32
     public var recordType: DNSType = .txt
@@ -34,7 +34,7 @@ public struct ScanConfiguration: Sendable {
     /// retransmission than on data at the loss rates its ARQ and FEC are tuned for (README, "scan").
     public static let defaultMaxLoss = 0.2
 
-    public init(resolvers: [ResolverAddress], domains: [DNSName]) {
+    public init(resolvers: [Endpoint], domains: [DNSName]) {
         self.resolvers = resolvers
         self.domains = domains
     }
@@ -71,7 +71,7 @@ public struct Scanner: Sendable {
     }
 
     public func run(progress: (@Sendable (ScanProgress) -> Void)? = nil) async -> ScanResult {
-        var work: [(ResolverAddress, DNSName)] = []
+        var work: [(Endpoint, DNSName)] = []
         for r in configuration.resolvers { for d in configuration.domains { work.append((r, d)) } }
         var rng = SplitMix64(seed: configuration.seed)
         work.shuffle(using: &rng)
@@ -169,7 +169,7 @@ public struct Scanner: Sendable {
     /// asked once more; if it fails again it caused the failure itself, and its own cached failure
     /// is waited out before returning, so that the next size starts clean. Control probes go into
     /// `extra`.
-    func settled(_ resolver: ResolverAddress, _ zone: DNSName, extra: inout [ProbeOutcome],
+    func settled(_ resolver: Endpoint, _ zone: DNSName, extra: inout [ProbeOutcome],
                  _ probe: () async -> ProbeOutcome) async -> ProbeOutcome {
         let first = await probe()
         guard first.failure == .servfail, !Task.isCancelled else { return first }
@@ -193,7 +193,7 @@ public struct Scanner: Sendable {
     }
 
     /// Sends control probes until one passes; returns the milliseconds waited, nil past the budget.
-    private func waitOutFailureCache(_ resolver: ResolverAddress, _ zone: DNSName, extra: inout [ProbeOutcome]) async -> Int64? {
+    private func waitOutFailureCache(_ resolver: Endpoint, _ zone: DNSName, extra: inout [ProbeOutcome]) async -> Int64? {
         var waited: Int64 = 0
         var step: Int64 = 250_000_000
         while waited < configuration.cachedFailureWait.nanoseconds, !Task.isCancelled {
@@ -208,7 +208,7 @@ public struct Scanner: Sendable {
     }
 
     /// The whole pipeline for one pair; nil when cancelled before it finished.
-    func scanPair(_ resolver: ResolverAddress, _ zone: DNSName) async -> ScanPair? {
+    func scanPair(_ resolver: Endpoint, _ zone: DNSName) async -> ScanPair? {
         var log: [ProbeOutcome] = []
         var pair = ScanPair(resolver: resolver.description, domain: zone.description, accepted: false)
         func finish(_ stage: ScanStage?, _ failure: ProbeFailure?, _ detail: String? = nil) -> ScanPair? {

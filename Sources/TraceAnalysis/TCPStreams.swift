@@ -1,3 +1,4 @@
+import Base
 import Capture
 
 /// DNS over TCP (RFC 7766, two-byte length prefix per message, RFC 1035 section 4.2.2) for streams whose

@@ -1,3 +1,4 @@
+import Base
 public import Capture
 import DequeModule
 import Foundation
@@ -83,7 +84,7 @@ public struct TraceAnalyzer {
             let m = resolverMetrics[i]
             total.merge(m)
             var stats = TraceStatsBuilder.stats(m)
-            stats.resolver = Self.endpointText(endpoint)
+            stats.resolver = endpoint.description
             stats.groups = groupKeys.indices.filter { groupKeys[$0].resolver == Int32(i) }.map { g in
                 var s = TraceStatsBuilder.stats(groupMetrics[g])
                 s.domain = domains.names[Int(groupKeys[g].domain)]
@@ -106,10 +107,6 @@ public struct TraceAnalyzer {
 
     /// The per-query fates of the capture, one `roundTrip` stream per resolver and tunnel domain.
     public func fateTrace(source: FateTrace.Source) -> FateTrace {
-        matcher.fates.trace(source: source, resolvers: front.resolverNames.map(Self.endpointText), domains: front.domains.names)
-    }
-
-    private static func endpointText(_ e: TraceFrontEnd.Endpoint) -> String {
-        e.address.version == 6 ? "[\(e.address)]:\(e.port)" : "\(e.address):\(e.port)"
+        matcher.fates.trace(source: source, resolvers: front.resolverNames.map(\.description), domains: front.domains.names)
     }
 }

@@ -1,3 +1,4 @@
+import Base
 import Capture
 
 /// The per-packet half of the analysis, everything that depends only on the order of packets and not
@@ -9,19 +10,6 @@ import Capture
 /// retransmissions). That changes nothing: a name seen again finds the domain it was given or one
 /// that claimed it since, and never adds a domain (TunnelDomains interns on a name's first query).
 struct TraceFrontEnd {
-    struct Endpoint: Hashable {
-        var address: IPAddress
-        var port: UInt16
-
-        /// A cheap 64-bit hash for the resolver index.
-        var hash64: UInt64 {
-            switch address {
-            case .v4(let a): DNSQuestionScan.mix(UInt64(a) << 16 | UInt64(port), 4)
-            case .v6(let hi, let lo): DNSQuestionScan.mix(DNSQuestionScan.mix(hi, lo), UInt64(port))
-            }
-        }
-    }
-
     /// The per-packet tables in raw memory: the loop touches them without reference counting or
     /// copy-on-write checks. Owned by one front end (copied when a copy of it is used, `own()`).
     final class Buffers: @unchecked Sendable {
@@ -211,5 +199,15 @@ struct TraceFrontEnd {
         recentEndpoints[line] = endpoint
         recentResolvers[line] = index
         return index
+    }
+}
+
+extension Endpoint {
+    /// A cheap 64-bit hash for the resolver index.
+    var hash64: UInt64 {
+        switch address {
+        case .v4(let a): DNSQuestionScan.mix(UInt64(a) << 16 | UInt64(port), 4)
+        case .v6(let hi, let lo): DNSQuestionScan.mix(DNSQuestionScan.mix(hi, lo), UInt64(port))
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Base
 import Foundation
 
 /// The engines `verify` can start, all real programs.
@@ -99,12 +100,12 @@ struct Engine: Sendable {
             engine.program = "openvpn"
             engine.package = "openvpn"
             guard let remoteText = settings.fields["remote"] else { throw ProfileError(field: "openvpn.remote", "is missing") }
-            guard let remote = Endpoint(parsing: remoteText, defaultPort: 1194) else {
+            guard let remote = try? Endpoint(parsing: remoteText, defaultPort: 1194) else {
                 throw ProfileError(field: "openvpn.remote", "\"\(remoteText)\" is not ip, ip:port or [v6]:port")
             }
             for field in ["localAddress", "remoteAddress"] {
                 guard let value = settings.fields[field] else { throw ProfileError(field: "openvpn.\(field)", "is missing") }
-                guard IPAddress.v4Bytes(value) != nil else { throw ProfileError(field: "openvpn.\(field)", "\"\(value)\" is not an IPv4 address") }
+                guard IPAddress(value)?.version == 4 else { throw ProfileError(field: "openvpn.\(field)", "\"\(value)\" is not an IPv4 address") }
             }
             guard let key = settings.keyFile else { throw ProfileError(field: "openvpn.keyFile", "is missing (the static key)") }
             guard FileManager.default.isReadableFile(atPath: key) else { throw ProfileError(field: "openvpn.keyFile", "cannot read \(key)") }
@@ -122,11 +123,11 @@ struct Engine: Sendable {
             engine.program = "wireguard-go"
             engine.package = "wireguard-go"
             guard let endpointText = settings.fields["endpoint"] else { throw ProfileError(field: "wireguard.endpoint", "is missing") }
-            guard let endpoint = Endpoint(parsing: endpointText, defaultPort: 51820) else {
+            guard let endpoint = try? Endpoint(parsing: endpointText, defaultPort: 51820) else {
                 throw ProfileError(field: "wireguard.endpoint", "\"\(endpointText)\" is not ip, ip:port or [v6]:port")
             }
             guard let address = settings.fields["address"], address.contains("/"),
-                  IPAddress.isLiteral(String(address.split(separator: "/")[0])) else {
+                  IPAddress(address.split(separator: "/")[0]) != nil else {
                 throw ProfileError(field: "wireguard.address", "is missing or not ip/prefix")
             }
             guard let peer = settings.fields["peerPublicKey"], peer.count == 44, peer.hasSuffix("=") else {

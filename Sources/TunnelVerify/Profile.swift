@@ -1,3 +1,4 @@
+public import Base
 import Foundation
 import Glibc
 
@@ -72,7 +73,7 @@ public struct Profile: Sendable, Hashable {
             let looksNumeric = text.contains("/") || text.contains(":")
                 || text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || $0 == 46 }
             if looksNumeric {
-                if IPAddress.isLiteral(text) {
+                if IPAddress(text) != nil {
                     return .failure(EntryProblem("\"\(text)\" is an address without a prefix length (write \(text)/\(text.contains(":") ? 128 : 32))"))
                 }
                 do { return .success(try IPPrefix(parsing: text).description) } catch { return .failure(EntryProblem("\"\(text)\" \(error)")) }
@@ -122,7 +123,7 @@ public struct Profile: Sendable, Hashable {
             let type = (try entry.string("type") ?? "udp").lowercased()
             guard type == "udp" else { throw ProfileError(field: entry.name("type"), "\"\(type)\" is not supported (only udp)") }
             let address = try entry.requiredString("address")
-            guard let endpoint = Endpoint(parsing: address, defaultPort: 53) else {
+            guard let endpoint = try? Endpoint(parsing: address, defaultPort: 53) else {
                 throw ProfileError(field: entry.name("address"), "\"\(address)\" is not ip, ip:port or [v6]:port")
             }
             resolvers.append(Resolver(type: type, endpoint: endpoint))
@@ -133,7 +134,7 @@ public struct Profile: Sendable, Hashable {
 
         var expected: String?
         if let text = try root.string("expectedExitIP") {
-            guard IPAddress.isLiteral(text) else { throw ProfileError(field: "expectedExitIP", "\"\(text)\" is not an IP address") }
+            guard IPAddress(text) != nil else { throw ProfileError(field: "expectedExitIP", "\"\(text)\" is not an IP address") }
             expected = text
         }
 
@@ -161,7 +162,7 @@ public struct Profile: Sendable, Hashable {
         }
 
         let dns = try root.strings("dns") ?? []
-        for (index, server) in dns.enumerated() where !IPAddress.isLiteral(server) {
+        for (index, server) in dns.enumerated() where IPAddress(server) == nil {
             throw ProfileError(field: "dns[\(index)]", "\"\(server)\" is not an IP address")
         }
         let claimIPv6 = try root.bool("claimIPv6") ?? true
@@ -232,69 +233,5 @@ public struct Profile: Sendable, Hashable {
             guard ok, label.first != "-", label.last != "-" else { return "labels take letters, digits and inner hyphens" }
         }
         return nil
-    }
-}
-
-/// An IP address and port; IPv6 addresses are written `[v6]:port`.
-public struct Endpoint: Sendable, Hashable, Codable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
-
-    public init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
-
-    /// `ip`, `ip:port` or `[v6]:port`; `nil` for anything else.
-    public init?(parsing text: String, defaultPort: Int) {
-        var host = text
-        var port = defaultPort
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { return nil }
-            host = String(text[text.index(after: text.startIndex)..<close])
-            let rest = text[text.index(after: close)...]
-            if !rest.isEmpty {
-                guard rest.hasPrefix(":"), let value = Int(rest.dropFirst()) else { return nil }
-                port = value
-            }
-        } else if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
-            host = String(text[..<colon])
-            guard let value = Int(text[text.index(after: colon)...]) else { return nil }
-            port = value
-        }
-        guard IPAddress.isLiteral(host), (1...65535).contains(port) else { return nil }
-        self.host = host
-        self.port = port
-    }
-
-    public var isIPv6: Bool { host.contains(":") }
-    public var description: String { isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
-}
-
-/// IP literal checks through inet_pton, so that what is accepted is exactly what the kernel takes.
-public enum IPAddress {
-    public static func isLiteral(_ text: String) -> Bool { v4Bytes(text) != nil || v6Bytes(text) != nil }
-
-    public static func v4Bytes(_ text: String) -> [UInt8]? {
-        var address = in_addr()
-        guard inet_pton(AF_INET, text, &address) == 1 else { return nil }
-        return withUnsafeBytes(of: address) { Array($0) }
-    }
-
-    public static func v6Bytes(_ text: String) -> [UInt8]? {
-        var address = in6_addr()
-        guard inet_pton(AF_INET6, text, &address) == 1 else { return nil }
-        return withUnsafeBytes(of: address) { Array($0) }
-    }
-
-    public static func text(v4 bytes: some Collection<UInt8>) -> String { bytes.map(String.init).joined(separator: ".") }
-
-    public static func text(v6 bytes: [UInt8]) -> String {
-        guard bytes.count == 16 else { return "?" }
-        var address = in6_addr()
-        withUnsafeMutableBytes(of: &address) { $0.copyBytes(from: bytes) }
-        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        guard inet_ntop(AF_INET6, &address, &buffer, socklen_t(INET6_ADDRSTRLEN)) != nil else { return "?" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

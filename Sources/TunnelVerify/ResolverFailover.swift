@@ -1,3 +1,4 @@
+import Base
 
 /// Whether a DNS tunnel moved to another of the profile's resolvers when the one it used went
 /// quiet, read from the uplink capture of a resolver outage.

@@ -1,3 +1,4 @@
+import Base
 import Foundation
 import Glibc
 
@@ -186,7 +187,7 @@ extension Sandbox {
         let masked = routes.map { line in
             guard line.contains("dev \(tunDevice)") else { return line }
             return line.split(separator: " ").map { word in
-                IPAddress.v4Bytes(String(word.split(separator: "/").first ?? "")) != nil ? "<addr>" : String(word)
+                IPAddress(word.split(separator: "/").first ?? "")?.version == 4 ? "<addr>" : String(word)
             }.joined(separator: " ")
         }
         return Snapshot(processes: processes.sorted(), tunDevices: tuns.sorted(), routes: masked.sorted(), sockets: sockets.sorted())

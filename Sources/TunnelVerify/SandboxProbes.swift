@@ -1,3 +1,4 @@
+import Base
 import Foundation
 import Glibc
 
@@ -67,17 +68,15 @@ enum SandboxProbes {
 
     /// A SOCKS5 CONNECT; the socket is ready for the application's bytes on success.
     static func socksConnect(socks: Endpoint, host: String, port: Int, timeoutMs: Int) -> Result<Int32, ProbeFailure> {
-        let connected = connectTCP(host: socks.host, port: socks.port, timeoutMs: timeoutMs)
+        let connected = connectTCP(host: socks.host, port: Int(socks.port), timeoutMs: timeoutMs)
         guard case .success(let fd) = connected else { return connected }
         func failing(_ text: String) -> Result<Int32, ProbeFailure> { close(fd); return .failure(ProbeFailure(text)) }
         guard sendAll(fd, [5, 1, 0]), let choice = receiveExactly(fd, 2), choice == [5, 0] else {
             return failing("SOCKS5 proxy \(socks) refused the greeting (no-authentication)")
         }
         var request: [UInt8] = [5, 1, 0]
-        if let v4 = IPAddress.v4Bytes(host) {
-            request += [1] + v4
-        } else if let v6 = IPAddress.v6Bytes(host) {
-            request += [4] + v6
+        if let address = IPAddress(host) {
+            request += [address.isIPv6 ? 4 : 1] + address.bytes
         } else {
             let name = Array(host.utf8.prefix(255))
             request += [3, UInt8(name.count)] + name
@@ -220,7 +219,9 @@ enum SandboxProbes {
     }
 
     static func withSocketAddress<T>(host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
-        if let bytes = IPAddress.v6Bytes(host) {
+        let ip = IPAddress(host)
+        if let ip, ip.isIPv6 {
+            let bytes = ip.bytes
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = UInt16(truncatingIfNeeded: port).bigEndian
@@ -232,7 +233,7 @@ enum SandboxProbes {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(truncatingIfNeeded: port).bigEndian
-        if let bytes = IPAddress.v4Bytes(host) { withUnsafeMutableBytes(of: &address.sin_addr) { $0.copyBytes(from: bytes) } }
+        if let ip { withUnsafeMutableBytes(of: &address.sin_addr) { $0.copyBytes(from: ip.bytes) } }
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -256,13 +257,13 @@ public struct WhoamiURL: Sendable, Hashable, Codable, CustomStringConvertible {
         let rest = text.dropFirst("http://".count)
         let authority = rest.prefix { $0 != "/" }
         path = rest.count > authority.count ? String(rest.dropFirst(authority.count)) : "/"
-        guard let endpoint = Endpoint(parsing: String(authority), defaultPort: 80) else { return nil }
+        guard let endpoint = try? Endpoint(parsing: String(authority), defaultPort: 80) else { return nil }
         host = endpoint.host
-        port = endpoint.port
+        port = Int(endpoint.port)
     }
 
     var hostHeader: String { host.contains(":") ? "[\(host)]" : host }
-    public var description: String { "http://\(Endpoint(host: host, port: port))\(path)" }
+    public var description: String { "http://\(hostHeader):\(port)\(path)" }
 }
 
 extension Duration {

@@ -26,7 +26,7 @@ enum SplitCheck {
                 for address in resolved[domain] ?? [] {
                     guard let host = IPPrefix(host: address) else { continue }
                     if !prefixes.contains(host) { prefixes.append(host) }
-                    let key = IPPrefix.text(host.network)
+                    let key = host.network.description
                     if owners[key] == nil { owners[key] = domain }
                 }
             }
@@ -52,7 +52,7 @@ enum SplitCheck {
     /// documentation address outside the listed ones per family (IPv6 only when the split
     /// has IPv6 in it).
     static func targets(_ routed: Routed) -> (tunnelled: [String], direct: [String]) {
-        let listed = routed.prefixes.map(\.firstHost)
+        let listed = routed.prefixes.map(\.firstHost.description)
         var outside: [String] = []
         if let v4 = outsideV4.first(where: { !routed.contains($0) }) { outside.append(v4) }
         if routed.hasIPv6, let v6 = outsideV6.first(where: { !routed.contains($0) }) { outside.append(v6) }
@@ -110,8 +110,8 @@ enum SplitCheck {
         var found: [String] = []
         for record in message.answers where names.contains(normalized(record.name)) {
             switch record.rdata {
-            case .a(let bytes) where bytes.count == 4: found.append(IPAddress.text(v4: bytes))
-            case .aaaa(let bytes) where bytes.count == 16: found.append(IPAddress.text(v6: bytes))
+            case .a(let bytes) where bytes.count == 4: found.append(IPAddress(bytes: bytes)?.description ?? "?")
+            case .aaaa(let bytes) where bytes.count == 16: found.append(IPAddress(bytes: bytes)?.description ?? "?")
             default: break
             }
         }

@@ -1,3 +1,4 @@
+import Base
 import DNSWire
 
 extension UplinkPacket {
@@ -19,16 +20,16 @@ extension UplinkPacket {
             let headerLength = Int(ip[0] & 0x0f) * 4
             guard headerLength >= 20, ip.count >= headerLength else { return packet }
             packet.family = 4
-            packet.source = IPAddress.text(v4: ip[12..<16])
-            packet.destination = IPAddress.text(v4: ip[16..<20])
+            packet.source = IPAddress(bytes: ip[12..<16])?.description
+            packet.destination = IPAddress(bytes: ip[16..<20])?.description
             proto = ip[9]
             payload = ip[headerLength...]
             packet.kind = .ipv4
         case 0x86DD:
             guard ip.count >= 40, ip[0] >> 4 == 6 else { return packet }
             packet.family = 6
-            packet.source = IPAddress.text(v6: Array(ip[8..<24]))
-            packet.destination = IPAddress.text(v6: Array(ip[24..<40]))
+            packet.source = IPAddress(bytes: ip[8..<24])?.description
+            packet.destination = IPAddress(bytes: ip[24..<40])?.description
             proto = ip[6]
             var offset = 40
             // Hop-by-hop options (MLD reports carry Router Alert, RFC 2711).
@@ -73,7 +74,7 @@ extension UplinkPacket {
             packet.transport = "ip proto \(proto)"
         }
         let isCarrier = carriers.contains { carrier in
-            carrier.host == packet.destination && carrier.port == packet.destinationPort && packet.transport == "udp"
+            carrier.host == packet.destination && Int(carrier.port) == packet.destinationPort && packet.transport == "udp"
         }
         if isCarrier {
             if let domain = carrierDomain, packet.destinationPort == 53 {

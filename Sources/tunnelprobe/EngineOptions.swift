@@ -1,3 +1,4 @@
+import Base
 import ArgumentParser
 import TunnelVerify
 
@@ -40,7 +41,7 @@ struct EngineOptions: ParsableArguments {
     /// `--socks host:port` (port 1080 when absent).
     func socksEndpoint() throws -> Endpoint? {
         guard let socks else { return nil }
-        guard let endpoint = Endpoint(parsing: socks, defaultPort: 1080) else { throw fail("--socks \(socks): use ip:port", .validationFailure) }
+        guard let endpoint = try? Endpoint(parsing: socks, defaultPort: 1080) else { throw fail("--socks \(socks): use ip:port", .validationFailure) }
         return endpoint
     }
 

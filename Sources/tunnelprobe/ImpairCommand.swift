@@ -1,3 +1,4 @@
+import Base
 import ArgumentParser
 import Foundation
 import Impairment
@@ -56,7 +57,7 @@ struct ImpairCommand: AsyncParsableCommand {
         do {
             relay = try ImpairRelay(config: config, replay: replay, log: log, arguments: flags)
             let bound = try await relay.start()
-            let shown = Endpoint(host: bound.ipAddress ?? config.listen.host, port: bound.port ?? config.listen.port)
+            let shown = bound.ipAddress.flatMap { IPAddress($0) }.map { Endpoint(address: $0, port: UInt16(clamping: bound.port ?? 0)) } ?? config.listen
             if !quiet { printErr("impair: relaying \(shown) -> \(config.upstream), seed \(config.seed)") }
         } catch {
             let code: ExitCode = "\(error)".contains("ermission") ? Exit.noPermission : Exit.environment

@@ -1,3 +1,4 @@
+import Base
 import Capture
 import ArgumentParser
 import DNSWire
@@ -148,10 +149,7 @@ struct PathCommand: AsyncParsableCommand {
         }
         var liveCapture: LiveCapture?
         if let capture {
-            let endpoints = list.resolvers.compactMap { r in
-                IPAddress(r.host).map { ProbeCapture.Endpoint(address: $0, port: UInt16(clamping: r.port)) }
-            }
-            let live = ProbeCapture.live(endpoints: endpoints, device: captureDevice, writeTo: capture)
+            let live = ProbeCapture.live(endpoints: list.resolvers, device: captureDevice, writeTo: capture)
             do { try live.start() } catch {
                 throw fail("--capture: \(error)", error.code == .permissionDenied ? Exit.noPermission : Exit.environment)
             }

@@ -1,3 +1,4 @@
+import Base
 import ArgumentParser
 import Capture
 import DNSWire
@@ -167,10 +168,7 @@ struct ScanCommand: AsyncParsableCommand {
         let scanner = Scanner(configuration: configuration, prober: prober)
         var liveCapture: LiveCapture?
         if let capture {
-            let endpoints = list.resolvers.compactMap { r in
-                IPAddress(r.host).map { ProbeCapture.Endpoint(address: $0, port: UInt16(clamping: r.port)) }
-            }
-            let live = ProbeCapture.live(endpoints: endpoints, device: captureDevice, writeTo: capture)
+            let live = ProbeCapture.live(endpoints: list.resolvers, device: captureDevice, writeTo: capture)
             do { try live.start() } catch {
                 await engine.shutdown()
                 throw fail("--capture: \(error)", error.code == .permissionDenied ? Exit.noPermission : Exit.environment)

@@ -1,3 +1,4 @@
+import Base
 import ArgumentParser
 import DNSWire
 import Foundation
@@ -81,16 +82,16 @@ struct ServeCommand: AsyncParsableCommand {
         do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
         var addresses: [SocketAddress] = []
         for entry in listen {
-            guard let parsed = try? ResolverList.parse(entry: entry).0.first,
-                  let address = try? SocketAddress(ipAddress: parsed.host, port: parsed.port) else {
+            guard let parsed = try? Endpoint(parsing: entry, defaultPort: 53),
+                  let address = try? SocketAddress(ipAddress: parsed.host, port: Int(parsed.port)) else {
                 throw fail("--listen \(entry): not an address of the form ip:port or [v6]:port", .validationFailure)
             }
             addresses.append(address)
         }
         let ns = try? DNSName(nsName ?? "ns.\(domain)")
-        let glue = nsAddress.flatMap { ResolverList.v4Bytes($0) }
-            ?? listen.lazy.compactMap { try? ResolverList.parse(entry: $0).0.first }
-                .first { !$0.isIPv6 && $0.bytes != [0, 0, 0, 0] }?.bytes
+        let glue = nsAddress.flatMap { IPAddress($0) }.flatMap { $0.version == 4 ? $0.bytes : nil }
+            ?? listen.lazy.compactMap { try? Endpoint(parsing: $0, defaultPort: 53) }
+                .first { !$0.isIPv6 && $0.address != .v4(0) }?.address.bytes
         let responder = ProbeResponder(configuration: .init(zone: zone, key: key,
                                                             nameServers: ns.map { [($0, glue)] } ?? [],
                                                             leakZone: LeakZone(),

@@ -1,3 +1,4 @@
+import Base
 @testable import Capture
 
 /// Hand-built frames for decoder and reader tests: every byte spelled out so that a test says exactly

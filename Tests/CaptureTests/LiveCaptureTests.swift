@@ -1,3 +1,4 @@
+import Base
 @testable import Capture
 import Foundation
 import Synchronization

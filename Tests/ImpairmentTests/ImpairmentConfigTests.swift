@@ -18,7 +18,7 @@ struct ImpairmentConfigTests {
             "--up-max-qname", "200", "--down-max-size", "1232", "--down-oversize", "truncate",
             "--servfail", "0.001", "--mapping-idle", "5", "--vector-reads", "32",
         ])
-        #expect(c.listen == Endpoint(host: "127.0.0.1", port: 5300) && c.upstream.port == 53)
+        #expect(c.listen == Endpoint(address: IPAddress("127.0.0.1")!, port: 5300) && c.upstream.port == 53)
         #expect(c.seed == 42 && c.logPath == "/tmp/x.jsonl")
         #expect(c.up.loss == .bernoulli(0.01))
         #expect(c.down.loss == .gilbertElliott(.init(p: 0.02, r: 0.25, h: 0.1, k: 0.99)))

@@ -1,3 +1,4 @@
+import Base
 import DNSWire
 import Foundation
 import Logging
@@ -119,7 +120,7 @@ final class PoisoningResolver: @unchecked Sendable {
         let bound = try await server.start(listen: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)])
         let resolver = try PoisoningResolver(responderPort: try #require(bound.first?.port), failAbove: 1500, poison: 1)
         defer { resolver.stop() }
-        let address = try #require(ResolverAddress(bytes: [127, 0, 0, 1], port: resolver.port))
+        let address = Endpoint(address: .v4(0x7F00_0001), port: UInt16(resolver.port))
         var config = ScanConfiguration(resolvers: [address], domains: [zone])
         config.timeout = .milliseconds(800)
         config.perResolverQPS = 0

@@ -1,3 +1,4 @@
+import Base
 import DNSWire
 import Logging
 import NIOCore
@@ -21,8 +22,8 @@ import Testing
     @Test(.timeLimit(.minutes(1))) func scanFindsFullCapacityAndRejectsASilentAddress() async throws {
         try await withServer { address in
             let port = try #require(address.port)
-            let live = try #require(ResolverAddress(bytes: [127, 0, 0, 1], port: port))
-            let silent = try #require(ResolverAddress(bytes: [127, 0, 0, 1], port: 9))
+            let live = Endpoint(address: .v4(0x7F00_0001), port: UInt16(port))
+            let silent = Endpoint(address: .v4(0x7F00_0001), port: UInt16(9))
             var config = ScanConfiguration(resolvers: [live, silent], domains: [zone])
             config.timeout = .milliseconds(300)
             config.perResolverQPS = 0
@@ -49,7 +50,7 @@ import Testing
         let server = ProbeServer(responder: impostor, ratePerSourcePerSecond: 0, logger: Logger(label: "test"))
         let bound = try await server.start(listen: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)])
         let port = try #require(bound.first?.port)
-        let target = try #require(ResolverAddress(bytes: [127, 0, 0, 1], port: port))
+        let target = Endpoint(address: .v4(0x7F00_0001), port: UInt16(port))
         var config = ScanConfiguration(resolvers: [target], domains: [zone])
         config.timeout = .milliseconds(300)
         let engine = QueryEngine(seed: 1)

@@ -1,3 +1,4 @@
+import Base
 import DNSWire
 import Logging
 import NIOConcurrencyHelpers
@@ -25,7 +26,7 @@ import Testing
 
     /// Rates stay low: in a debug build the responder's HMACs run unoptimised, and the machine is shared.
     func settings(_ port: Int, count: Int, rate: Double = 500) throws -> PathSettings {
-        let target = try #require(ResolverAddress(bytes: [127, 0, 0, 1], port: port))
+        let target = Endpoint(address: .v4(0x7F00_0001), port: UInt16(port))
         return PathSettings(resolvers: [target], zone: zone, key: key, rate: rate, count: count, uploadCharacters: 80,
                             downloadBytes: 300, tmax: .seconds(1), absentAfter: .seconds(2), seed: 5)
     }

@@ -1,3 +1,4 @@
+import Base
 import Foundation
 import Testing
 import Reports
@@ -15,7 +16,7 @@ struct ProfileTests {
         #expect(profile.name == "Family MasterDnsVPN")
         #expect(profile.tunnelProtocol == .masterdns)
         #expect(profile.domain == "m.vpn.example")
-        #expect(profile.resolvers.first?.endpoint == Endpoint(host: "203.0.113.10", port: 53))
+        #expect(profile.resolvers.first?.endpoint == Endpoint(address: IPAddress("203.0.113.10")!, port: 53))
         #expect(profile.expectedExitIP == "203.0.113.10")
         #expect(profile.masterdns?.fec == FECPreset(level: "balanced", enabled: true, groupSize: 12, overheadPercent: 25,
                                                      symbolSize: 0, flushTimeoutMs: 20))
@@ -61,7 +62,7 @@ struct ProfileTests {
         var overrides = EngineOverrides()
         overrides.password = "pw"
         let engine = try Engine.make(.iodine, profile: profile, overrides: overrides)
-        #expect(engine.carriers == [Endpoint(host: "192.0.2.1", port: 53)])
+        #expect(engine.carriers == [Endpoint(address: IPAddress("192.0.2.1")!, port: 53)])
         #expect(throws: ProfileError.self) { try Engine.make(.openvpn, profile: profile, overrides: overrides) }
     }
 
@@ -81,7 +82,7 @@ struct ProfileTests {
             ip += udp
             return [UInt8](repeating: 0, count: 12) + [0x08, 0x00] + ip
         }
-        let carrier = [Endpoint(host: "198.18.0.1", port: 53)]
+        let carrier = [Endpoint(address: IPAddress("198.18.0.1")!, port: 53)]
         #expect(UplinkPacket.decode(frame("abc.t.example"), atMs: 0, carriers: carrier, carrierDomain: "t.example").kind == .carrier)
         let leak = UplinkPacket.decode(frame("leak.other.example"), atMs: 5, carriers: carrier, carrierDomain: "t.example")
         #expect(leak.kind == .dns)

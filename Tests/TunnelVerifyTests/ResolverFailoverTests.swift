@@ -1,13 +1,14 @@
+import Base
 import Reports
 import Testing
 @testable import TunnelVerify
 
 struct ResolverFailoverTests {
-    let first = Endpoint(host: "198.18.0.1", port: 53), second = Endpoint(host: "198.18.4.1", port: 53)
+    let first = Endpoint(address: IPAddress("198.18.0.1")!, port: 53), second = Endpoint(address: IPAddress("198.18.4.1")!, port: 53)
 
     func query(_ resolver: Endpoint, at: Int, name: String = "abc.t.lab.test.") -> UplinkPacket {
         UplinkPacket(atMs: at, kind: .carrier, family: 4, source: "198.19.0.2", destination: resolver.host, transport: "udp",
-                     sourcePort: 40000, destinationPort: resolver.port, query: "NULL \(name)", length: 90)
+                     sourcePort: 40000, destinationPort: Int(resolver.port), query: "NULL \(name)", length: 90)
     }
 
     @Test func theFirstQueryToAnotherResolverAfterTheOutageIsTheFailover() {
@@ -21,7 +22,7 @@ struct ResolverFailoverTests {
     }
 
     @Test func stayingOnTheDeadResolverIsNoFailover() {
-        let packets = [query(first, at: 1100), query(first, at: 2100), query(Endpoint(host: "192.0.2.9", port: 53), at: 2200)]
+        let packets = [query(first, at: 1100), query(first, at: 2100), query(Endpoint(address: IPAddress("192.0.2.9")!, port: 53), at: 2200)]
         let result = ResolverFailover.measure(packets, blocked: first, resolvers: [first, second], domain: "t.lab.test", outageStartMs: 1000)
         #expect(!result.failedOver && result.resolver == nil && result.afterMs == nil)
         #expect(result.queriesAfterStart == ["198.18.0.1:53": 2])

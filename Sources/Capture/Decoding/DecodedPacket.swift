@@ -1,3 +1,5 @@
+public import Base
+
 /// The transport protocols the decoder opens; other IP payloads are counted as undecoded.
 public enum TransportProtocol: UInt8, Sendable, Hashable, Codable {
     case tcp = 6

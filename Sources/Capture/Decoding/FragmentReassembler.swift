@@ -1,3 +1,5 @@
+import Base
+
 /// Rebuilds IP datagrams from fragments (RFC 791 section 3.2 for IPv4, RFC 8200 section 4.5 for IPv6),
 /// with bounded state: at most `maxPending` datagrams in flight, each at most 65,535 bytes, dropped
 /// after `timeoutNanos` of capture time. Dropped fragments are reported back to the caller to count.

@@ -1,3 +1,5 @@
+import Base
+
 /// Decodes captured frames of one link type down to UDP/TCP: link header (Ethernet with 802.1Q/802.1ad
 /// tags, Linux cooked v1/v2, NULL/LOOP, raw IP), IPv4 (RFC 791) and IPv6 (RFC 8200) with fragment
 /// reassembly, UDP (RFC 768) and TCP (RFC 9293) headers. Every read is bounds-checked; a frame that

@@ -1,16 +1,7 @@
+public import Base
+
 /// The BPF filter for capturing probe traffic only: UDP to or from the given resolver endpoints.
 public enum ProbeCapture {
-    /// One resolver endpoint, as the probe talks to it.
-    public struct Endpoint: Sendable, Hashable {
-        public var address: IPAddress
-        public var port: UInt16
-
-        public init(address: IPAddress, port: UInt16) {
-            self.address = address
-            self.port = port
-        }
-    }
-
     /// Above this many endpoints the filter names ports only: a BPF program with thousands of host
     /// terms compiles slowly and runs a long chain per packet.
     public static let maxHostTerms = 256
