@@ -61,7 +61,7 @@ let package = Package(
         // The probe wire format shared by client and responder (docs/PROTOCOL.md).
         .target(
             name: "ProbeProtocol",
-            dependencies: ["DNSWire", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Base", "DNSWire", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         // The authoritative responder (SwiftNIO UDP), its path history and its leak zone.
@@ -109,7 +109,7 @@ let package = Package(
         // Intel ISA-L (Debian libisal-dev) as a system library: Reed-Solomon over GF(2^8).
         .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         // Reed-Solomon through ISA-L, FEC levels and the sender's group framing.
-        .target(name: "FEC", dependencies: ["CISAL"], swiftSettings: strict),
+        .target(name: "FEC", dependencies: ["Base", "CISAL"], swiftSettings: strict),
         // The FEC + ARQ simulator: channels from fates or models, traffic, sender, receiver, metrics.
         .target(
             name: "LinkSim",
@@ -148,6 +148,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ] + nio,
             swiftSettings: strict
         ),

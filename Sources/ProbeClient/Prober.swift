@@ -234,7 +234,7 @@ public struct Prober: Sendable {
         let reply: ProbeReply
         do { reply = try ProbeReply.open(data, nonce: nonce, key: key) } catch {
             outcome.failure = .unauthenticated
-            outcome.detail = error.reason
+            outcome.detail = error.message
             return outcome
         }
         outcome.observed = reply.observed
@@ -307,7 +307,7 @@ public struct Prober: Sendable {
             }
         } catch {
             result.failure = response.answers.isEmpty ? .noAnswer : .malformed
-            result.detail = error.reason
+            result.detail = error.message
         }
         return result
     }

@@ -1,3 +1,4 @@
+public import Base
 public import DNSWire
 
 /// What a probe asks the responder to do (the low four bits of the meta block's first byte).
@@ -147,17 +148,10 @@ public struct ProbeMeta: Hashable, Sendable {
     }
 }
 
-public struct ProbeError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable, Hashable {
-        case notAProbe, unsupportedVersion, badTag, unknownKind, outOfRange, unsupportedType, malformedReply
-    }
-    public let code: Code
-    public let reason: String
-    public init(_ code: Code, _ reason: String) {
-        self.code = code
-        self.reason = reason
-    }
-    public var description: String { reason }
-    public static func == (a: ProbeError, b: ProbeError) -> Bool { a.code == b.code }
-    public func hash(into h: inout Hasher) { h.combine(code) }
+/// Why a name or a reply is not a valid probe (or a probe setting is out of range), in one line.
+public typealias ProbeError = CodedError<ProbeErrorCode>
+
+/// The causes of a `ProbeError`.
+public enum ProbeErrorCode: String, Sendable, Hashable {
+    case notAProbe, unsupportedVersion, badTag, unknownKind, outOfRange, unsupportedType, malformedReply
 }

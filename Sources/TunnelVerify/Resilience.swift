@@ -14,7 +14,7 @@ public enum DisruptionKind: String, Sendable, Hashable, CaseIterable {
     case engineRestart = "engine-restart"
 }
 
-public struct ResilienceConfiguration: Sendable {
+public struct ResilienceConfiguration: EngineRunConfiguration {
     public var profile: Profile
     public var engine: EngineKind
     public var overrides: EngineOverrides
@@ -57,18 +57,10 @@ public struct ResilienceConfiguration: Sendable {
 
 /// Runs engine cycles and disruption scenarios in one sandbox (docs/RESILIENCE.md).
 public enum Resilience {
-    public static func preflight(_ configuration: ResilienceConfiguration) throws(VerifyError) {
-        _ = try prepare(configuration)
-    }
-
-    static func prepare(_ configuration: ResilienceConfiguration) throws(VerifyError) -> (Engine, Tools) {
-        try Verifier.prepareEngine(configuration.engine, profile: configuration.profile, overrides: configuration.overrides)
-    }
-
     /// Cycles, then scenarios. Cancellation (SIGINT) ends the current step, restores the uplink,
     /// removes the sandbox and returns what was measured, marked incomplete.
     public static func run(_ configuration: ResilienceConfiguration) async throws(VerifyError) -> ResilienceResult {
-        let (engine, tools) = try prepare(configuration)
+        let (engine, tools) = try configuration.prepared()
         let sandbox = Sandbox(stateRoot: configuration.stateRoot)
         var session = ResilienceSession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox)
         do {

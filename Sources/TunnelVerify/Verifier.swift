@@ -8,7 +8,35 @@ public enum VerifyCheck: String, Sendable, Hashable, CaseIterable, Codable {
     case exitIP, dnsLeak, ipv6Leak, tunnelFailure
 }
 
-public struct VerifyConfiguration: Sendable {
+/// What `verify` and `resilience` both start: a profile's engine, checked before anything is built.
+public protocol EngineRunConfiguration: Sendable {
+    var profile: Profile { get }
+    var engine: EngineKind { get }
+    var overrides: EngineOverrides { get }
+}
+
+extension EngineRunConfiguration {
+    /// Everything that can be checked before anything is created: root, tools, the engine's
+    /// settings. Throws the one error line the CLI prints.
+    public func preflight() throws(VerifyError) {
+        _ = try prepared()
+    }
+
+    /// The engine's settings checked and every program it needs found.
+    func prepared() throws(VerifyError) -> (Engine, Tools) {
+        let made: Engine
+        do {
+            made = try Engine.make(engine, profile: profile, overrides: overrides)
+        } catch {
+            throw VerifyError(.invalidProfile, error.description)
+        }
+        let tools = try Tools.locate(engine: (made.program, made.package))
+        if engine == .wireguard { _ = try Host.require("wg", package: "wireguard-tools") }
+        return (made, tools)
+    }
+}
+
+public struct VerifyConfiguration: EngineRunConfiguration {
     public var profile: Profile
     public var engine: EngineKind
     public var overrides: EngineOverrides
@@ -50,33 +78,10 @@ public struct VerifyConfiguration: Sendable {
 
 /// Runs one verification: sandbox, engine, phases, checks, cleanup, report.
 public enum Verifier {
-    /// Everything that can be checked before anything is created: root, tools, the engine's
-    /// settings. Throws the one error line the CLI prints.
-    public static func preflight(_ configuration: VerifyConfiguration) throws(VerifyError) {
-        _ = try prepare(configuration)
-    }
-
-    static func prepare(_ configuration: VerifyConfiguration) throws(VerifyError) -> (Engine, Tools) {
-        try prepareEngine(configuration.engine, profile: configuration.profile, overrides: configuration.overrides)
-    }
-
-    /// The engine's settings checked and every program it needs found (shared with `Resilience`).
-    static func prepareEngine(_ kind: EngineKind, profile: Profile, overrides: EngineOverrides) throws(VerifyError) -> (Engine, Tools) {
-        let engine: Engine
-        do {
-            engine = try Engine.make(kind, profile: profile, overrides: overrides)
-        } catch {
-            throw VerifyError(.invalidProfile, error.description)
-        }
-        let tools = try Tools.locate(engine: (engine.program, engine.package))
-        if kind == .wireguard { _ = try Host.require("wg", package: "wireguard-tools") }
-        return (engine, tools)
-    }
-
     /// Runs every phase and check. Never leaves the sandbox behind: cleanup runs on success, on
     /// failure and on cancellation (SIGINT/SIGTERM cancel the calling task).
     public static func run(_ configuration: VerifyConfiguration) async throws(VerifyError) -> VerifyResult {
-        let (engine, tools) = try prepare(configuration)
+        let (engine, tools) = try configuration.prepared()
         let sandbox = Sandbox(stateRoot: configuration.stateRoot)
         var session = VerifySession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox)
         do {

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import NIOCore
+import SystemPackage
 import Synchronization
 import Logging
 import Reports
@@ -33,6 +35,13 @@ enum Exit {
     static let environment = ExitCode(69)
     static let noPermission = ExitCode(77)
     static let interrupted = ExitCode(130)
+
+    /// The exit code for a socket or system call that failed: 77 when the kernel refused for lack
+    /// of privilege (EACCES, EPERM: a port below 1024, a raw socket), 69 for anything else.
+    static func forSystemFailure(_ error: any Error) -> ExitCode {
+        let errno: Int32? = (error as? IOError)?.errnoCode ?? (error as? Errno)?.rawValue
+        return errno == EACCES || errno == EPERM ? noPermission : environment
+    }
 }
 
 /// Prints one error line to stderr and returns the exit code to throw.

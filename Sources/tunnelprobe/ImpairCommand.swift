@@ -60,8 +60,7 @@ struct ImpairCommand: AsyncParsableCommand {
             let shown = bound.ipAddress.flatMap { IPAddress($0) }.map { Endpoint(address: $0, port: UInt16(clamping: bound.port ?? 0)) } ?? config.listen
             if !quiet { printErr("impair: relaying \(shown) -> \(config.upstream), seed \(config.seed)") }
         } catch {
-            let code: ExitCode = "\(error)".contains("ermission") ? Exit.noPermission : Exit.environment
-            throw fail("cannot listen on \(config.listen): \(error)", code)
+            throw fail("cannot listen on \(config.listen): \(error)", Exit.forSystemFailure(error))
         }
         let trap = SignalTrap { _ in Task { await relay.stop() } }
         defer { trap.release() }

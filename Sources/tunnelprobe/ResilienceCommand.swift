@@ -124,7 +124,7 @@ struct ResilienceCommand: AsyncParsableCommand {
 
     /// Preflight, run under the signal trap, write resilience.json/.md (also when interrupted).
     static func execute(_ configuration: ResilienceConfiguration, out: String?, common: CommonOptions) async throws {
-        try SandboxRun.preflight { () throws(VerifyError) in try Resilience.preflight(configuration) }
+        try SandboxRun.preflight { () throws(VerifyError) in try configuration.preflight() }
         try await SandboxRun.execute(kind: "resilience", seed: configuration.seed, out: out, common: common) {
             directory throws(VerifyError) in
             var configuration = configuration

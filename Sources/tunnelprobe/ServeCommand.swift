@@ -105,8 +105,7 @@ struct ServeCommand: AsyncParsableCommand {
             _ = try await server.start(listen: addresses)
         } catch {
             await server.stop()
-            let code: ExitCode = "\(error)".contains("ermission") ? Exit.noPermission : Exit.environment
-            throw fail("cannot listen on \(listen.joined(separator: ", ")): \(error)", code)
+            throw fail("cannot listen on \(listen.joined(separator: ", ")): \(error)", Exit.forSystemFailure(error))
         }
         logger.notice("serving \(zone) on \(listen.joined(separator: ", ")) (UDP and TCP, --edns \(edns))")
         let trap = SignalTrap { _ in Task { await server.stop() } }

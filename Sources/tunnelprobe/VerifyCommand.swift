@@ -128,7 +128,7 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             configuration.checks = set
         }
-        try SandboxRun.preflight { () throws(VerifyError) in try Verifier.preflight(configuration) }
+        try SandboxRun.preflight { () throws(VerifyError) in try configuration.preflight() }
         let frozen = configuration
         try await SandboxRun.execute(kind: "verify", seed: seed, out: out, common: common) { directory throws(VerifyError) in
             var configuration = frozen
