@@ -155,6 +155,8 @@ let package = Package(
         // What every test suite shares: the lab gate, the binary under test, golden files (Tests/TestSupport).
         .target(name: "TestSupport", dependencies: ["Base"], path: "Tests/TestSupport"),
         .testTarget(name: "BaseTests", dependencies: ["Base"]),
+        // The executable's own flag handling, in process (`@testable import tunnelprobe`).
+        .testTarget(name: "CommandLineTests", dependencies: ["tunnelprobe", "Impairment", "Base", "Fates"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
         .testTarget(
             name: "ProbeProtocolTests",

@@ -1,8 +1,8 @@
 public import Base
 public import NIOCore
 
-/// Everything `tunnelprobe impair` does, validated. Built by `ImpairmentConfig.parse(arguments:)`
-/// from the same flags the command line and `lab up --impair` take.
+/// Everything `tunnelprobe impair` does. `validate()` checks it; the command line (`impair`, `lab up
+/// --impair`) builds it from its flags.
 public struct ImpairmentConfig: Sendable, Hashable {
     /// Where clients send their queries.
     public var listen: Endpoint

@@ -15,7 +15,7 @@ public final class ImpairmentLog {
     /// Creates (truncates) the file; throws a one-line reason when it cannot.
     public init(path: String) throws(ImpairmentConfigError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw ImpairmentConfigError("--log", "cannot create \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw ImpairmentConfigError(.log, "cannot create \(path): \(String(cString: strerror(errno)))") }
         self.fd = fd
         self.path = path
         buffer.reserveCapacity(Self.chunk + 4096)

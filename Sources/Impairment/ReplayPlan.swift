@@ -20,7 +20,7 @@ extension ImpairmentConfig {
         do {
             trace = try FateTrace.load(path: path)
         } catch {
-            throw ImpairmentConfigError("--replay", error.description)
+            throw ImpairmentConfigError(.replay, error.description)
         }
         return try plan(for: trace)
     }
@@ -32,14 +32,14 @@ extension ImpairmentConfig {
             candidates = candidates.filter { $0.resolver == resolver }
             guard !candidates.isEmpty else {
                 let known = Set(trace.streams.map(\.resolver)).sorted().joined(separator: ", ")
-                throw ImpairmentConfigError("--replay-resolver", "no stream for \(resolver) in \(replayPath ?? "the file") (it has \(known))")
+                throw ImpairmentConfigError(.replayResolver, "no stream for \(resolver) in \(replayPath ?? "the file") (it has \(known))")
             }
         }
         let up = candidates.first { $0.direction == .up } ?? candidates.first { $0.direction == .roundTrip }
         let down = candidates.first { $0.direction == .down }
         for (d, stream) in [(Direction.up, up), (.down, down)] where stream != nil && direction(d).hasStochasticModel {
             throw ImpairmentConfigError(
-                "--replay/--\(d.rawValue)-*",
+                .replayAndModel, d,
                 "the file replays the \(d.rawValue) direction; its loss, delay, jitter, duplicate and reorder come from the file"
             )
         }

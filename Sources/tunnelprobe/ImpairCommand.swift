@@ -3,19 +3,16 @@ import ArgumentParser
 import Foundation
 import Impairment
 
-/// `tunnelprobe impair`: parses its flags with `ImpairmentConfig.parse` and runs `ImpairRelay`.
+/// `tunnelprobe impair`: reads its flags (`ImpairOptions`) and runs `ImpairRelay`.
 struct ImpairCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "impair",
         abstract: "A user-space netem for UDP: a relay between clients and a resolver that loses, delays, reorders, duplicates, shapes and rewrites datagrams.",
         discussion: """
         Clients send to --listen; the relay forwards to --upstream from one socket per client and \
-        impairs each direction on its own (X is up for queries, down for responses). Every random \
+        impairs each direction on its own (--up-* for queries, --down-* for responses). Every random \
         choice comes from --seed; --log writes one JSON line per datagram and direction saying what \
         was done to it (docs/IMPAIR.md). SIGINT/SIGTERM stop it and print the counts.
-
-        Flags:
-        \(ImpairCommand.flagTable)
 
         Examples:
           tunnelprobe impair --listen 127.0.0.1:5300 --upstream 127.0.0.1:53 \\
@@ -26,12 +23,7 @@ struct ImpairCommand: AsyncParsableCommand {
         """
     )
 
-    static var flagTable: String {
-        ImpairmentConfig.flags.map { flag in
-            let left = "  \(flag.name) \(flag.value)"
-            return left.padding(toLength: max(left.count + 1, 30), withPad: " ", startingAt: 0) + flag.help
-        }.joined(separator: "\n")
-    }
+    @OptionGroup var impairment: ImpairOptions
 
     @Flag(name: [.short, .long], help: "No summary on stderr.")
     var quiet = false
@@ -39,23 +31,28 @@ struct ImpairCommand: AsyncParsableCommand {
     @Flag(help: "At exit, print the summary as JSON to stdout (the log's last line has the same).")
     var json = false
 
-    @Argument(parsing: .allUnrecognized, help: .hidden)
-    var flags: [String] = []
+    func validate() throws {
+        do {
+            _ = try impairment.config()
+        } catch {
+            throw ValidationError(ImpairOptions.message(error))
+        }
+    }
 
     func run() async throws {
         let config: ImpairmentConfig
         let replay: ReplayPlan?
         let log: ImpairmentLog?
         do {
-            config = try ImpairmentConfig.parse(arguments: flags)
+            config = try impairment.config()
             replay = try config.loadReplay()
             log = try config.logPath.map { path throws(ImpairmentConfigError) in try ImpairmentLog(path: path) }
         } catch {
-            throw fail("\(error)", Exit.badInput)
+            throw fail(ImpairOptions.message(error), Exit.badInput)
         }
         let relay: ImpairRelay
         do {
-            relay = try ImpairRelay(config: config, replay: replay, log: log, arguments: flags)
+            relay = try ImpairRelay(config: config, replay: replay, log: log, arguments: Array(CommandLine.arguments.dropFirst(2)))
             let bound = try await relay.start()
             let shown = bound.ipAddress.flatMap { IPAddress($0) }.map { Endpoint(address: $0, port: UInt16(clamping: bound.port ?? 0)) } ?? config.listen
             if !quiet { printErr("impair: relaying \(shown) -> \(config.upstream), seed \(config.seed)") }

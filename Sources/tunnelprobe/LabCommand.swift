@@ -123,11 +123,16 @@ extension LabCommand {
                 for flag in flags where ["--listen", "--upstream", "--log"].contains(flag.split(separator: "=").first.map(String.init) ?? "") {
                     throw fail("--impair: \(flag) is set by the lab", Exit.badInput)
                 }
+                let options: ImpairOptions
                 do {
-                    let config = try ImpairmentConfig.parse(arguments: flags, requireEndpoints: false)
-                    _ = try config.loadReplay()
+                    options = try ImpairOptions.parse(flags)
                 } catch {
-                    throw fail("--impair: \(error)", Exit.badInput)
+                    throw fail("--impair: \(ImpairOptions.message(for: error))", .validationFailure)
+                }
+                do {
+                    _ = try options.config(requireEndpoints: false).loadReplay()
+                } catch {
+                    throw fail("--impair: \(ImpairOptions.message(error))", Exit.badInput)
                 }
                 // A relative --replay path must still resolve once the relay runs as a daemon.
                 impairCommand = [LabCLI.currentExecutable(), "impair"] + flags.enumerated().map { index, flag in

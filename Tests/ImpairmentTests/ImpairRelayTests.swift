@@ -20,11 +20,18 @@ struct ImpairRelayTests {
         let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("impair-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: logPath) }
 
-        let config = try ImpairmentConfig.parse(arguments: [
-            "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)", "--seed", "2026", "--log", logPath,
-            "--up-loss", "0.1", "--up-duplicate", "0.1", "--up-reorder", "0.05:2", "--up-delay", "1", "--up-jitter", "0.5",
-            "--down-ge", "p=0.05,r=0.3", "--down-duplicate", "0.05", "--down-reorder", "0.05:1",
-        ])
+        let config = try relayConfig(upstream: upstream.port) { c in
+            c.seed = 2026
+            c.logPath = logPath
+            c.up.loss = .bernoulli(0.1)
+            c.up.duplicate = 0.1
+            c.up.reorder = Reordering(probability: 0.05, gap: 2)
+            c.up.delayMs = 1
+            c.up.jitterMs = 0.5
+            c.down.loss = .gilbertElliott(GilbertElliottParameters(p: 0.05, r: 0.3))
+            c.down.duplicate = 0.05
+            c.down.reorder = Reordering(probability: 0.05, gap: 1)
+        }
         let relay = try ImpairRelay(config: config, log: try ImpairmentLog(path: logPath))
         let relayAddress = try await relay.start()
 
@@ -87,14 +94,18 @@ struct ImpairRelayTests {
         let query = try DNSMessage(header: DNSHeader(id: 0x4242, recursionDesired: true),
                                    questions: [DNSQuestion(name: DNSName("servfail.vpn.lab.test"), type: .txt)],
                                    additionals: []).serialized()
-        for flags in [["--servfail", "1"], ["--down-max-size", "\(query.count - 1)", "--down-oversize", "truncate"]] {
-            let config = try ImpairmentConfig.parse(arguments: ["--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)"] + flags)
+        let edits: [@Sendable (inout ImpairmentConfig) -> Void] = [
+            { $0.servfail = 1 },
+            { $0.down.maxSize = query.count - 1; $0.down.oversize = .truncate },
+        ]
+        for edit in edits {
+            let config = try relayConfig(upstream: upstream.port, edit)
             let relay = try ImpairRelay(config: config)
             let address = try await relay.start()
             try await client.send(query, to: address)
             try await Task.sleep(for: .milliseconds(300))
             let summary = await relay.stop()
-            if flags[0] == "--servfail" {
+            if config.servfail == 1 {
                 #expect(summary.up.servfail == 1 && summary.up.forwarded == 0 && upstream.arrivals().isEmpty)
             } else {
                 #expect(summary.down.truncated == 1 && upstream.arrivals().count == 1)
@@ -136,7 +147,7 @@ struct ImpairRelayTests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("fates-\(UUID().uuidString).json").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try JSONEncoder().encode(fates).write(to: URL(fileURLWithPath: path))
-        let config = try ImpairmentConfig.parse(arguments: ["--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)", "--replay", path])
+        let config = try relayConfig(upstream: upstream.port) { $0.replayPath = path }
         let relay = try ImpairRelay(config: config, replay: try config.loadReplay())
         let address = try await relay.start()
         for id in 0..<6 {
@@ -165,7 +176,7 @@ struct ImpairRelayTests {
         let upstream = try await UDPPeer.start(group: group, echo: true)
         let a = try await UDPPeer.start(group: group, echo: false)
         let b = try await UDPPeer.start(group: group, echo: false)
-        let config = try ImpairmentConfig.parse(arguments: ["--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:\(upstream.port)", "--mapping-idle", "0.1"])
+        let config = try relayConfig(upstream: upstream.port) { $0.mappingIdleSeconds = 0.1 }
         let relay = try ImpairRelay(config: config)
         let address = try await relay.start()
         func query(_ id: UInt16) throws -> [UInt8] {
@@ -302,4 +313,13 @@ final class UDPPeer: Sendable {
             context.writeAndFlush(wrapOutboundOut(AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: ByteBuffer(bytes: out))), promise: nil)
         }
     }
+}
+
+/// A relay from an ephemeral loopback port to `upstream`, seed 1, as edited; checked as `impair` checks it.
+func relayConfig(upstream port: Int, _ edit: (inout ImpairmentConfig) -> Void = { _ in }) throws -> ImpairmentConfig {
+    var config = ImpairmentConfig(listen: Endpoint(address: .v4(0x7F00_0001), port: 0),
+                                  upstream: Endpoint(address: .v4(0x7F00_0001), port: UInt16(port)), seed: 1)
+    edit(&config)
+    try config.validate()
+    return config
 }

@@ -1,103 +1,50 @@
-import Fates
 import Base
-import Foundation
+import Fates
 import Impairment
 import Testing
 
-/// Flag parsing: every model reaches the config, and every contradiction is one clear error.
+/// The configuration's own checks (`validate`) and the replay's stream choice, whatever built the
+/// configuration. The flags that build it are tested with the command (CommandLineTests).
 struct ImpairmentConfigTests {
-    private let endpoints = ["--listen", "127.0.0.1:5300", "--upstream", "127.0.0.1:53"]
-
-    @Test func everyFlagReachesTheConfig() throws {
-        let c = try ImpairmentConfig.parse(arguments: endpoints + [
-            "--seed", "42", "--log", "/tmp/x.jsonl",
-            "--up-loss", "0.01", "--down-ge", "p=0.02,r=0.25,h=0.1,k=0.99",
-            "--up-delay", "5", "--up-jitter", "2", "--down-delay=1.5",
-            "--up-reorder", "0.05:3", "--down-reorder", "0.1",
-            "--up-duplicate", "0.01", "--down-rate", "500", "--down-rate-burst", "4", "--down-rate-queue", "20",
-            "--up-max-qname", "200", "--down-max-size", "1232", "--down-oversize", "truncate",
-            "--servfail", "0.001", "--mapping-idle", "5", "--vector-reads", "32",
-        ])
-        #expect(c.listen == Endpoint(address: IPAddress("127.0.0.1")!, port: 5300) && c.upstream.port == 53)
-        #expect(c.seed == 42 && c.logPath == "/tmp/x.jsonl")
-        #expect(c.up.loss == .bernoulli(0.01))
-        #expect(c.down.loss == .gilbertElliott(.init(p: 0.02, r: 0.25, h: 0.1, k: 0.99)))
-        #expect(c.up.delayMs == 5 && c.up.jitterMs == 2 && c.down.delayMs == 1.5)
-        #expect(c.up.reorder == Reordering(probability: 0.05, gap: 3) && c.down.reorder == Reordering(probability: 0.1, gap: 1))
-        #expect(c.up.duplicate == 0.01)
-        #expect(c.down.rate == 500 && c.down.rateBurst == 4 && c.down.rateQueue == 20)
-        #expect(c.up.maxQName == 200 && c.down.maxSize == 1232 && c.down.oversize == .truncate)
-        #expect(c.servfail == 0.001 && c.mappingIdleSeconds == 5 && c.vectorReads == 32)
+    private func config(_ edit: (inout ImpairmentConfig) -> Void = { _ in }) -> ImpairmentConfig {
+        var c = ImpairmentConfig(listen: Endpoint(address: .v4(0x7F00_0001), port: 5300),
+                                 upstream: Endpoint(address: .v4(0x7F00_0001), port: 53), seed: 1)
+        edit(&c)
+        return c
     }
 
-    @Test func defaults() throws {
-        let c = try ImpairmentConfig.parse(arguments: endpoints)
-        #expect(c.seed == 1 && c.logPath == nil && c.up.isIdentity && c.down.isIdentity && c.servfail == 0)
-        let ge = try ImpairmentConfig.parse(arguments: endpoints + ["--up-ge", "p=0.01,r=0.3"])
-        #expect(ge.up.loss == .gilbertElliott(.init(p: 0.01, r: 0.3, h: 0, k: 1)))
-        let lab = try ImpairmentConfig.parse(arguments: ["--up-loss", "0.1"], requireEndpoints: false)
-        #expect(lab.up.loss == .bernoulli(0.1))
-        let v6 = try ImpairmentConfig.parse(arguments: ["--listen", "[::1]:5300", "--upstream", "[2001:db8::1]:53"])
-        #expect(v6.listen.description == "[::1]:5300")
-    }
-
-    /// Each contradiction or bad value gives the named flag and a reason.
-    @Test(arguments: [
-        (["--up-loss", "0.1", "--up-ge", "p=0.1,r=0.2"], "--up-loss/--up-ge"),
-        (["--down-loss", "1.5"], "--down-loss"),
-        (["--down-loss", "-0.1"], "--down-loss"),
-        (["--up-loss", "nan"], "--up-loss"),
-        (["--servfail", "2"], "--servfail"),
-        (["--up-duplicate", "1.01"], "--up-duplicate"),
-        (["--up-reorder", "1.2:3"], "--up-reorder"),
-        (["--up-reorder", "0.1:0"], "--up-reorder"),
-        (["--up-reorder", "0.1:2:3"], "--up-reorder"),
-        (["--up-delay", "-5"], "--up-delay"),
-        (["--up-jitter", "3"], "--up-jitter"),
-        (["--up-delay", "0", "--up-jitter", "3"], "--up-jitter"),
-        (["--up-jitter", "-1", "--up-delay", "3"], "--up-jitter"),
-        (["--up-ge", "p=0.1"], "--up-ge"),
-        (["--up-ge", "p=0.1,r=2"], "--up-ge"),
-        (["--up-ge", "p=0.1,r=0.2,x=1"], "--up-ge"),
-        (["--up-ge", "p=0,r=0"], "--up-ge"),
-        (["--up-rate", "0"], "--up-rate"),
-        (["--up-rate-queue", "5"], "--up-rate-queue"),
-        (["--down-oversize", "truncate"], "--down-oversize"),
-        (["--down-max-size", "100", "--down-oversize", "shrink"], "--down-oversize"),
-        (["--up-max-size", "100", "--up-oversize", "truncate"], "--up-oversize"),
-        (["--down-max-size", "5"], "--down-max-size"),
-        (["--up-max-qname", "0"], "--up-max-qname"),
-        (["--replay-resolver", "192.0.2.1:53"], "--replay-resolver"),
-        (["--seed", "-1"], "--seed"),
-        (["--up-loss", "0.1", "--up-loss", "0.2"], "--up-loss"),
-        (["--up-lose", "0.1"], "--up-lose"),
-        (["--up-loss"], "--up-loss"),
-        (["stray"], "stray"),
-    ] as [([String], String)])
-    func contradictionsAreOneClearError(flags: [String], flag: String) {
-        #expect {
-            try ImpairmentConfig.parse(arguments: endpoints + flags)
-        } throws: { error in
-            guard let error = error as? ImpairmentConfigError else { return false }
-            return error.flag == flag && !error.reason.isEmpty && !error.description.contains("\n")
-        }
+    @Test func aPlainConfigurationPasses() throws {
+        try config().validate()
+        try config { $0.down.loss = .gilbertElliott(.init(p: 0.02, r: 0.25, h: 0.1, k: 0.99)); $0.up.delayMs = 5; $0.up.jitterMs = 2 }.validate()
     }
 
     @Test(arguments: [
-        (["--upstream", "127.0.0.1:53"], "--listen"),
-        (["--listen", "127.0.0.1:53"], "--upstream"),
-        (["--listen", "127.0.0.1:53", "--upstream", "127.0.0.1:53"], "--listen/--upstream"),
-        (["--listen", "localhost:53", "--upstream", "127.0.0.1:53"], "--listen"),
-        (["--listen", "127.0.0.1:99999", "--upstream", "127.0.0.1:53"], "--listen"),
-        (["--listen", "127.0.0.1:5300", "--upstream", "127.0.0.1"], "--upstream"),
-    ] as [([String], String)])
-    func endpointsAreChecked(flags: [String], flag: String) {
-        #expect(throws: ImpairmentConfigError.self) { try ImpairmentConfig.parse(arguments: flags) }
-        #expect((try? ImpairmentConfig.parse(arguments: flags)) == nil)
+        ({ @Sendable (c: inout ImpairmentConfig) in c.up.loss = .bernoulli(1.5) }, ImpairmentConfigError.Setting.loss, Direction?.some(.up)),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.down.loss = .bernoulli(.nan) }, .loss, .down),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.up.loss = .gilbertElliott(.init(p: 0, r: 0)) }, .gilbertElliott, .up),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.up.jitterMs = 3 }, .jitter, .up),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.up.delayMs = -5 }, .delay, .up),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.up.reorder = Reordering(probability: 0.1, gap: 0) }, .reorder, .up),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.down.duplicate = 1.01 }, .duplicate, .down),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.up.rate = 0 }, .rate, .up),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.up.rateQueue = 5 }, .rateQueue, .up),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.down.oversize = .truncate }, .oversize, .down),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.up.maxSize = 100; c.up.oversize = .truncate }, .oversize, .up),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.down.maxSize = 5 }, .maxSize, .down),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.up.maxQName = 0 }, .maxQName, .up),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.servfail = 2 }, .servfail, nil),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.replayResolver = "192.0.2.1:53" }, .replayResolver, nil),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.upstream = c.listen }, .listenAndUpstream, nil),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.vectorReads = 0 }, .vectorReads, nil),
+        ({ @Sendable (c: inout ImpairmentConfig) in c.mappingIdleSeconds = 0 }, .mappingIdle, nil),
+    ] as [(@Sendable (inout ImpairmentConfig) -> Void, ImpairmentConfigError.Setting, Direction?)])
+    func eachProblemNamesItsSetting(edit: @Sendable (inout ImpairmentConfig) -> Void, setting: ImpairmentConfigError.Setting, direction: Direction?) {
         do {
-            _ = try ImpairmentConfig.parse(arguments: flags)
+            try config(edit).validate()
+            Issue.record("\(setting) was taken")
         } catch {
-            #expect(error.flag == flag, "\(error)")
+            #expect(error.setting == setting && error.direction == direction && !error.reason.isEmpty, "\(error)")
+            #expect(!error.description.contains("\n") && !error.reason.contains("--"), "\(error)")
         }
     }
 
@@ -108,17 +55,14 @@ struct ImpairmentConfigTests {
             FateStream(resolver: "192.0.2.2:53", direction: .up, packets: [packet]),
             FateStream(resolver: "192.0.2.2:53", direction: .down, packets: [packet]),
         ])
-        let plain = try ImpairmentConfig.parse(arguments: endpoints + ["--replay", "f.json"])
-        let first = try plain.plan(for: trace)
+        let first = try config { $0.replayPath = "f.json" }.plan(for: trace)
         #expect(first.up?.resolver == "192.0.2.2:53" && first.up?.direction == .up && first.down?.resolver == "192.0.2.2:53")
-        let one = try ImpairmentConfig.parse(arguments: endpoints + ["--replay", "f.json", "--replay-resolver", "192.0.2.1:53", "--down-loss", "0.1"])
-        let rt = try one.plan(for: trace)
+        let rt = try config { $0.replayPath = "f.json"; $0.replayResolver = "192.0.2.1:53"; $0.down.loss = .bernoulli(0.1) }.plan(for: trace)
         #expect(rt.up?.direction == .roundTrip && rt.down == nil)
-        let clash = try ImpairmentConfig.parse(arguments: endpoints + ["--replay", "f.json", "--up-loss", "0.1"])
-        #expect(throws: ImpairmentConfigError.self) { try clash.plan(for: trace) }
-        let missing = try ImpairmentConfig.parse(arguments: endpoints + ["--replay", "f.json", "--replay-resolver", "192.0.2.9:53"])
-        #expect(throws: ImpairmentConfigError.self) { try missing.plan(for: trace) }
-        let unreadable = try ImpairmentConfig.parse(arguments: endpoints + ["--replay", "/nonexistent/fates.json"])
-        #expect(throws: ImpairmentConfigError.self) { try unreadable.loadReplay() }
+        #expect { try config { $0.replayPath = "f.json"; $0.up.loss = .bernoulli(0.1) }.plan(for: trace) } throws: { error in
+            (error as? ImpairmentConfigError).map { $0.setting == .replayAndModel && $0.direction == .up } ?? false
+        }
+        #expect(throws: ImpairmentConfigError.self) { try config { $0.replayPath = "f.json"; $0.replayResolver = "192.0.2.9:53" }.plan(for: trace) }
+        #expect(throws: ImpairmentConfigError.self) { try config { $0.replayPath = "/nonexistent/fates.json" }.loadReplay() }
     }
 }
