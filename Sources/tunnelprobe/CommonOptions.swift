@@ -119,17 +119,3 @@ final class ElapsedLine: @unchecked Sendable {
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
 }
-
-/// Writes a command's report files into its run directory, then renders the directory.
-func writeRunReport(_ files: [(String, String)], to directory: String, defaultLocation: Bool) throws {
-    do { try ReportWriter.write(files, to: directory) } catch { throw fail("\(error)", Exit.environment) }
-    renderRunReport(directory: directory, defaultLocation: defaultLocation)
-}
-
-/// The run's `index.html` (and `reports/index.html` when the run went to the default place). A
-/// rendering problem is a warning: the measured JSON is already on disk.
-func renderRunReport(directory: String, defaultLocation: Bool) {
-    for problem in ReportWriter.renderRun(directory: directory, indexRoot: defaultLocation ? "reports" : nil) {
-        printErr("tunnelprobe: warning: report rendering: \(problem)")
-    }
-}

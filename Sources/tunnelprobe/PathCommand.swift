@@ -142,7 +142,7 @@ struct PathCommand: AsyncParsableCommand {
                                     uploadCharacters: up, downloadBytes: down, recordType: type,
                                     tmax: .nanoseconds(Int64(tmax * 1e9)), absentAfter: .nanoseconds(Int64(absentAfter * 1e9)),
                                     seed: seed)
-        let started = Date()
+        let run = CommandRun(kind: "path", out: out)
         let countersBefore = UDPCounters.read()
         if common.showsProgress {
             printErr("path: \(perResolver) probes to each of \(list.resolvers.count) resolver(s) at \(rate)/s ...")
@@ -157,16 +157,12 @@ struct PathCommand: AsyncParsableCommand {
         }
         let progress = common.showsProgress ? ElapsedLine("path", plannedSeconds: Double(perResolver) / rate + tmax) : nil
         let task = Task { try await PathSession.run(settings) }
-        let interruption = Interruption()
-        let trap = interruption.trap { task.cancel() }
         let results: [PathStreamResult]
-        do { results = try await task.value } catch {
-            trap.release()
+        do { results = try await run.measure(onSignal: { task.cancel() }) { try await task.value } } catch {
             progress?.finish()
             _ = liveCapture?.stop()
             throw fail("cannot run the path streams: \(error)", Exit.environment)
         }
-        trap.release()
         progress?.finish()
         if let liveCapture, let capture {
             let stats = liveCapture.stop()
@@ -175,28 +171,22 @@ struct PathCommand: AsyncParsableCommand {
             }
         }
         let finished = Date()
-        let reason = interruption.signal
         let drops = countersBefore.flatMap { before in
             UDPCounters.read().map { $0.receiveBufferErrors - before.receiveBufferErrors }
         }
 
         let tmaxNanos = UInt64(tmax * 1e9)
         let analyses = results.map { PathExport.analysis($0, tmaxNanos: tmaxNanos, sharedClock: sharedClock) }
-        let runID = ReportWriter.runID(kind: "path", date: started)
-        let run = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: vantage ?? hostName(),
-                          seed: seed, startedAt: ReportWriter.timestamp(started), finishedAt: ReportWriter.timestamp(finished),
-                          complete: reason == nil, interruption: reason)
         let document = PathReport(
-            run: run,
+            run: run.info(seed: seed, vantage: vantage),
             settings: .init(domain: zone.description, rate: rate, count: perResolver, durationSeconds: duration,
                             uploadCharacters: up, downloadBytes: down, recordType: type.description, tmaxMs: tmax * 1000,
                             sharedClock: sharedClock),
             results: results, analyses: analyses, udpReceiveBufferErrors: drops)
-        let directory = out ?? "reports/\(runID)"
+        let directory = run.directory
         do {
-            try ReportWriter.write([("path.json", try ReportWriter.json(document)), ("path.md", document.markdown())], to: directory)
             if let exportFates {
-                let trace = PathExport.fates(results: results, analyses: analyses, domain: zone.description, runID: runID,
+                let trace = PathExport.fates(results: results, analyses: analyses, domain: zone.description, runID: run.runID,
                                              seed: seed, sharedClock: sharedClock)
                 // A fates file needs at least one packet with a known fate (docs/FATES.md, "Rules").
                 if trace.streams.isEmpty {
@@ -214,19 +204,16 @@ struct PathCommand: AsyncParsableCommand {
         } catch {
             throw fail("\(error)", Exit.environment)
         }
-        renderRunReport(directory: directory, defaultLocation: out == nil)
-        let absent = reason == nil && results.allSatisfy(\.responderAbsent)
-        if common.json {
-            print(try ReportWriter.json(document), terminator: "")
-        } else if !common.quiet && !absent {
-            print(document.summaryLines(directory: directory))
-        }
-        if reason != nil { throw Exit.interrupted }
+        let absent = !run.interruption.happened && results.allSatisfy(\.responderAbsent)
+        let json = try ReportWriter.json(document)
+        try run.finish(json: json, files: [("path.json", json), ("path.md", document.markdown())],
+                       summary: absent ? nil : document.summaryLines(directory: directory), common: common)
+        try run.exitStatus(failed: false)
         if absent, let unsent = results.first(where: { $0.sendError != nil }), results.allSatisfy({ $0.sendError != nil }) {
             throw fail("cannot send to \(unsent.resolver): \(unsent.sendError ?? "")", Exit.environment)
         }
         if absent {
-            let window = min(absentAfter, finished.timeIntervalSince(started))
+            let window = min(absentAfter, finished.timeIntervalSince(run.started))
             throw fail("responder absent: no authenticated answer through any resolver in \(String(format: "%.1f", window)) s (is `tunnelprobe serve` running for \(zone) with the same key?); report: \(directory)/path.md", Exit.environment)
         }
     }

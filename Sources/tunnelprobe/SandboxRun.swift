@@ -84,49 +84,36 @@ enum SandboxRun {
     static func execute<Result: SandboxResult>(kind: String, seed: UInt64, out: String?, common: CommonOptions,
                                                _ work: @escaping @Sendable (String) async throws(VerifyError) -> Result)
         async throws {
-        let started = Date()
-        let runID = ReportWriter.runID(kind: kind, date: started)
-        let info = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: hostName(), seed: seed,
-                           startedAt: ReportWriter.timestamp(started))
-        let directory = out ?? "reports/\(runID)"
+        let gate = trapSignalsEarly()
+        let run = CommandRun(kind: kind, out: out, interruption: gate.interruption)
+        let directory = run.directory
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
             throw fail("cannot create \(directory): \(error)", Exit.environment)
         }
         let path = URL(fileURLWithPath: directory).standardizedFileURL.path
-        let gate = trapSignalsEarly()
         let task = Task { () throws(VerifyError) -> Result in try await work(path) }
         gate.onSignal { task.cancel() }
         let result = await task.result
         gate.release()
-        let interruption = gate.interruption
         var outcome: Result
         switch result {
         case .success(let value): outcome = value
         case .failure(let error):
-            if interruption.happened { throw fail("\(error) (after \(interruption.signal ?? "a signal"))", Exit.interrupted) }
+            if run.interruption.happened { throw fail("\(error) (after \(run.interruption.signal ?? "a signal"))", Exit.interrupted) }
             throw fail("\(error)", Exit.environment)
         }
-        var run = info
-        run.finishedAt = ReportWriter.timestamp()
-        if let reason = interruption.signal {
-            run.interruption = reason
-            outcome.verdict = .incomplete
-        }
+        var info = run.info(seed: seed)
+        if info.interruption != nil { outcome.verdict = .incomplete }
         if outcome.verdict == .incomplete {
-            run.complete = false
-            if run.interruption == nil { run.interruption = "interrupted" }
+            info.complete = false
+            if info.interruption == nil { info.interruption = "interrupted" }
         }
-        let report = ResultDocument(outcome, run: run)
-        try writeRunReport([("\(kind).json", try ReportWriter.json(report)), ("\(kind).md", outcome.markdown(run: run))], to: directory,
-                           defaultLocation: out == nil)
-        if common.json {
-            print(try ReportWriter.json(report), terminator: "")
-        } else if !common.quiet {
-            print(outcome.summaryLine + "\nreport: \(directory)/\(kind).md")
-        }
-        if interruption.happened { throw Exit.interrupted }
-        if outcome.verdict != .pass { throw Exit.checksFailed }
+        let report = ResultDocument(outcome, run: info)
+        let json = try ReportWriter.json(report)
+        try run.finish(json: json, files: [("\(kind).json", json), ("\(kind).md", outcome.markdown(run: info))],
+                       summary: outcome.summaryLine + "\nreport: \(directory)/\(kind).md", common: common)
+        try run.exitStatus(failed: outcome.verdict != .pass)
     }
 }

@@ -134,7 +134,7 @@ struct ScanCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = common.logger("tunnelprobe.scan")
-        let started = Date()
+        let run = CommandRun(kind: "scan", out: out)
         let key: ProbeKey
         do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
         var zones: [DNSName] = []
@@ -180,10 +180,7 @@ struct ScanCommand: AsyncParsableCommand {
         if let progress { report = { progress.update($0) } }
         let onProgress = report
         let task = Task { await scanner.run(progress: onProgress) }
-        let interruption = Interruption()
-        let trap = interruption.trap { task.cancel() }
-        let result = await task.value
-        trap.release()
+        let result = await run.measure(onSignal: { task.cancel() }) { await task.value }
         progress?.finish()
         await engine.shutdown()
         if let liveCapture, let capture {
@@ -191,36 +188,20 @@ struct ScanCommand: AsyncParsableCommand {
             logger.notice("capture \(capture): \(stats.written) packets written, \(stats.droppedByKernel) dropped by the kernel")
         }
 
-        let finished = Date()
-        let runID = ReportWriter.runID(kind: "scan", date: started)
-        let reason = interruption.signal
-        let run = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments,
-                          vantage: vantage ?? hostName(), seed: seed, startedAt: ReportWriter.timestamp(started),
-                          finishedAt: ReportWriter.timestamp(finished), complete: reason == nil && !result.interrupted,
-                          interruption: reason)
-        var document = ScanReport.build(run: run, configuration: configuration, list: list, result: result,
-                                      duration: finished.timeIntervalSince(started))
+        var info = run.info(seed: seed, vantage: vantage)
+        if result.interrupted { info.complete = false }
+        var document = ScanReport.build(run: info, configuration: configuration, list: list, result: result,
+                                        duration: Date().timeIntervalSince(run.started))
         document.settings.edns = edns
-        let directory = out ?? "reports/\(runID)"
-        do {
-            try ReportWriter.write([
-                ("scan.json", try ReportWriter.json(document)),
-                ("scan.md", document.markdown()),
-                ("masterdnsvpn-success.txt", document.masterDnsVPNSuccessLines()),
-                ("masterdnsvpn-resolvers.txt", document.masterDnsVPNResolverList()),
-                ("iodine-flags.txt", document.iodineFlags()),
-            ], to: directory)
-        } catch {
-            throw fail("\(error)", Exit.environment)
-        }
-        renderRunReport(directory: directory, defaultLocation: out == nil)
-        if common.json {
-            print(try ReportWriter.json(document), terminator: "")
-        } else if !common.quiet {
-            print(document.summaryLine(directory: directory))
-        }
-        if reason != nil { throw Exit.interrupted }
-        if document.summary.accepted == 0 { throw Exit.checksFailed }
+        let json = try ReportWriter.json(document)
+        try run.finish(json: json, files: [
+            ("scan.json", json),
+            ("scan.md", document.markdown()),
+            ("masterdnsvpn-success.txt", document.masterDnsVPNSuccessLines()),
+            ("masterdnsvpn-resolvers.txt", document.masterDnsVPNResolverList()),
+            ("iodine-flags.txt", document.iodineFlags()),
+        ], summary: document.summaryLine(directory: run.directory), common: common)
+        try run.exitStatus(failed: document.summary.accepted == 0)
     }
 }
 

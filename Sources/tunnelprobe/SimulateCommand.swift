@@ -94,44 +94,32 @@ struct SimulateCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() throws {
-        let started = Date()
+        let run = CommandRun(kind: "simulate", out: out)
         let request = try buildRequest()
         let seed = request.seed
-        let interruption = Interruption()
-        let trap = interruption.trap()
-        let runID = ReportWriter.runID(kind: "simulate", date: started)
-        var info = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: hostName(), seed: seed,
-                           startedAt: ReportWriter.timestamp(started))
-        let document: SimulateReport
+        let interruption = run.interruption
         let progress = common.showsProgress ? ElapsedLine("simulate", plannedSeconds: nil) : nil
-        do {
-            document = SimulateReport(try Simulation.run(request, isCancelled: { interruption.happened }), run: info)
-        } catch {
-            trap.release()
-            progress?.finish()
+        let outcome = run.measure {
+            Result { () throws(SimulationError) in try Simulation.run(request, isCancelled: { interruption.happened }) }
+        }
+        progress?.finish()
+        let result: SimulationResult
+        switch outcome {
+        case .success(let value):
+            result = value
+        case .failure(let error):
             if case .unknownResolver = error { throw fail("--resolver \(request.resolver ?? ""): \(error)", Exit.badInput) }
             throw fail("\(error)", Exit.badInput)
         }
-        trap.release()
-        progress?.finish()
-        let reason = interruption.signal
-        info.finishedAt = ReportWriter.timestamp()
-        info.complete = reason == nil
-        info.interruption = reason
-        var report = document
-        report.run = info
-        let directory = out ?? "reports/\(runID)"
-        try writeRunReport([("simulate.json", try ReportWriter.json(report)), ("simulate.md", report.markdown())], to: directory,
-                           defaultLocation: out == nil)
-        if common.json {
-            print(try ReportWriter.json(report), terminator: "")
-        } else if !common.quiet {
-            for rec in report.recommendations { print("\(rec.direction): recommend \(rec.level). \(rec.reason)") }
-            print("ISA-L: \(report.isal.groupsVerified) groups rebuilt and compared, \(report.isal.mismatches) mismatch(es)")
-            print("report: \(directory)/simulate.md")
-        }
-        if reason != nil { throw Exit.interrupted }
-        if report.isal.mismatches > 0 { throw Exit.checksFailed }
+        let report = SimulateReport(result, run: run.info(seed: seed))
+        let json = try ReportWriter.json(report)
+        let summary = report.recommendations.map { "\($0.direction): recommend \($0.level). \($0.reason)" } + [
+            "ISA-L: \(report.isal.groupsVerified) groups rebuilt and compared, \(report.isal.mismatches) mismatch(es)",
+            "report: \(run.directory)/simulate.md",
+        ]
+        try run.finish(json: json, files: [("simulate.json", json), ("simulate.md", report.markdown())],
+                       summary: summary.joined(separator: "\n"), common: common)
+        try run.exitStatus(failed: report.isal.mismatches > 0)
     }
 
     /// Every flag checked, every file read; any problem is one error line and exit 66.

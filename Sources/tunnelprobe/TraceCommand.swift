@@ -59,7 +59,7 @@ struct TraceCommand: ParsableCommand {
     }
 
     func run() throws {
-        let started = Date()
+        let run = CommandRun(kind: "trace", out: out)
         var options = TraceOptions()
         options.tmaxNanos = Int64(tmax * 1e9)
         options.lateWindowNanos = Int64(lateWindow * 1e9)
@@ -69,39 +69,30 @@ struct TraceCommand: ParsableCommand {
         options.recordFates = exportFates != nil
         var analyzer = TraceAnalyzer(options: options)
 
-        let interruption = Interruption()
-        let trap = interruption.trap()
         var summaries: [TraceFile] = []
         var readError: String?
         let progress = common.showsProgress ? ElapsedLine("trace", plannedSeconds: nil) : nil
-        for path in files {
-            let summary: TraceFile
-            do {
-                summary = try analyzer.read(path: path, stop: { interruption.happened })
-            } catch {
-                trap.release()
-                throw fail("\(error)", Exit.badInput)
+        let interruption = run.interruption
+        try run.measure {
+            for path in files {
+                let summary: TraceFile
+                do {
+                    summary = try analyzer.read(path: path, stop: { interruption.happened })
+                } catch {
+                    throw fail("\(error)", Exit.badInput)
+                }
+                summaries.append(summary)
+                if let reason = summary.error {
+                    readError = "\(path): \(reason)" + (summary.errorOffset.map { " (at byte offset \($0))" } ?? "")
+                    break
+                }
+                if interruption.happened { break }
             }
-            summaries.append(summary)
-            if let reason = summary.error {
-                readError = "\(path): \(reason)" + (summary.errorOffset.map { " (at byte offset \($0))" } ?? "")
-                break
-            }
-            if interruption.happened { break }
         }
-        trap.release()
         progress?.finish()
         analyzer.finish()
 
-        let signal = interruption.signal
-        let finished = Date()
-        let runID = ReportWriter.runID(kind: "trace", date: started)
-        let run = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: vantage ?? hostName(),
-                          seed: 0, startedAt: ReportWriter.timestamp(started), finishedAt: ReportWriter.timestamp(finished),
-                          complete: signal == nil && readError == nil, interruption: signal ?? readError)
-        let document = TraceReport(analyzer.result(files: summaries), run: run)
-        let directory = out ?? "reports/\(runID)"
-        var outputs = [("trace.json", try ReportWriter.json(document)), ("trace.md", document.markdown())]
+        let document = TraceReport(analyzer.result(files: summaries), run: run.info(seed: 0, vantage: vantage, failure: readError))
         if let exportFates {
             let hash = files.count == 1 ? Self.sha256(files[0]) : nil
             let fates = analyzer.fateTrace(source: .init(
@@ -119,14 +110,10 @@ struct TraceCommand: ParsableCommand {
                 }
             }
         }
-        try writeRunReport(outputs, to: directory, defaultLocation: out == nil)
-        outputs.removeAll()
-        if common.json {
-            print(try ReportWriter.json(document), terminator: "")
-        } else if !common.quiet {
-            print(document.summaryLine(directory: directory))
-        }
-        if signal != nil { throw Exit.interrupted }
+        let json = try ReportWriter.json(document)
+        try run.finish(json: json, files: [("trace.json", json), ("trace.md", document.markdown())],
+                       summary: document.summaryLine(directory: run.directory), common: common)
+        try run.exitStatus(failed: false)
         if let readError { throw fail(readError, Exit.badInput) }
     }
 
