@@ -6,7 +6,7 @@ APT_PACKAGES := libpcap-dev unbound knot-resolver iproute2 nftables dnsperf tcpd
 # on the path under test.
 BIN := .build/release/tunnelprobe
 
-.PHONY: all deps build test check demo bench clean
+.PHONY: all deps build test check demo bench fuzz fuzz-smoke clean
 
 all: build
 
@@ -34,6 +34,15 @@ LAB_SUITES := LabTests\.(?!LabConfigTests|PathCommandTests|TraceCommandTests)|[A
 check:
 	$(SWIFT) build --build-tests
 	TUNNELPROBE_BIN=$(CURDIR)/.build/debug/tunnelprobe $(SWIFT) test --skip-build --skip '$(LAB_SUITES)'
+
+# The fuzzing campaign: every libFuzzer target (Fuzz/, scripts/fuzz.sh) for FUZZ_SECONDS each; a
+# crash is saved under Fuzz/.work/crashes/ and fails the run. CI runs the short smoke.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	./scripts/fuzz.sh $(FUZZ_SECONDS)
+
+fuzz-smoke: deps
+	./scripts/fuzz.sh 15
 
 demo: build
 	$(BIN) lab demo

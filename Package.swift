@@ -32,6 +32,8 @@ let package = Package(
         .library(name: "TunnelVerify", targets: ["TunnelVerify"]),
         .library(name: "Reports", targets: ["Reports"]),
         .library(name: "Lab", targets: ["Lab"]),
+        .library(name: "TunnelprobeCommands", targets: ["TunnelprobeCommands"]),
+        .library(name: "FuzzEntries", targets: ["FuzzEntries"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -55,7 +57,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // The per-packet fates interchange format (docs/FATES.md) that path, trace, impair and simulate share.
-        .target(name: "Fates", swiftSettings: strict),
+        .target(name: "Fates", dependencies: ["Base"], swiftSettings: strict),
         // RFC 1035 / RFC 6891 message codec, label payload codecs, QNAME capacity arithmetic.
         .target(name: "DNSWire", swiftSettings: strict),
         // The probe wire format shared by client and responder (docs/PROTOCOL.md).
@@ -140,8 +142,10 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(
-            name: "tunnelprobe",
+        // Every command, its flags and exit codes: a library so that tests and the fuzz targets reach
+        // them in process; the executable below only runs its root command.
+        .target(
+            name: "TunnelprobeCommands",
             dependencies: [
                 "Base", "DNSWire", "Fates", "ProbeProtocol", "ProbeServer", "ProbeClient", "PathMetrics", "Capture", "TraceAnalysis",
                 "Impairment", "FEC", "LinkSim", "TunnelVerify", "Reports", "Lab",
@@ -152,12 +156,22 @@ let package = Package(
             ] + nio,
             swiftSettings: strict
         ),
+        .executableTarget(name: "tunnelprobe", dependencies: ["TunnelprobeCommands"], swiftSettings: strict),
+        // What each fuzz target does with its input: the libFuzzer driver (Fuzz/, scripts/fuzz.sh) and
+        // the regression tests (Tests/FuzzRegressionTests) run the same entries.
+        .target(
+            name: "FuzzEntries",
+            dependencies: ["Capture", "DNSWire", "Fates", "Impairment", "ProbeClient", "Reports", "TraceAnalysis", "TunnelVerify", "TunnelprobeCommands"],
+            path: "Fuzz/Entries",
+            swiftSettings: strict
+        ),
         // What every test suite shares: the lab gate, the binary under test, golden files (Tests/TestSupport).
         .target(name: "TestSupport", dependencies: ["Base"], path: "Tests/TestSupport"),
         .testTarget(name: "BaseTests", dependencies: ["Base"]),
-        // The executable's own flag handling, in process (`@testable import tunnelprobe`).
-        .testTarget(name: "CommandLineTests", dependencies: ["tunnelprobe", "Impairment", "Base", "Fates"]),
+        // The commands' own flag handling, in process (`@testable import TunnelprobeCommands`).
+        .testTarget(name: "CommandLineTests", dependencies: ["TunnelprobeCommands", "Impairment", "Base", "Fates"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzEntries", "TestSupport"]),
         .testTarget(
             name: "ProbeProtocolTests",
             dependencies: ["ProbeProtocol", "DNSWire", .product(name: "Crypto", package: "swift-crypto")]

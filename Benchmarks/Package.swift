@@ -27,6 +27,7 @@ let package = Package(
             name: "DNSCodecBenchmarks",
             dependencies: [
                 .product(name: "DNSWire", package: rootPackage),
+                .product(name: "Impairment", package: rootPackage),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "DNSCodecBenchmarks",

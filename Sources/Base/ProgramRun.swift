@@ -57,4 +57,11 @@ public enum ProgramRun {
         text.split(whereSeparator: \.isNewline).last { !$0.allSatisfy(\.isWhitespace) }
             .map { String($0.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed()) }
     }
+
+    /// The line that says why a program stopped: its last `Error:` line (swift-argument-parser
+    /// prints the reason there and the usage after it), or else its last non-blank line.
+    public static func reasonLine(_ text: String) -> String? {
+        let errorLine = text.split(whereSeparator: \.isNewline).last { $0.hasPrefix("Error: ") }
+        return errorLine.map { String($0.dropFirst("Error: ".count)) } ?? lastLine(text)
+    }
 }

@@ -1,3 +1,4 @@
+import Base
 public import Foundation
 
 /// A per-packet fate sequence (`docs/FATES.md`): what one path did to each datagram, per direction.
@@ -96,17 +97,15 @@ public struct FateTraceError: Error, CustomStringConvertible, Sendable, Equatabl
 extension FateTrace {
     /// Reads and checks a fates file. Every failure names the file and the place inside it.
     public static func load(path: String) throws(FateTraceError) -> FateTrace {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw FateTraceError(path: path, reason: "cannot read (\(error.localizedDescription))")
+        guard let bytes = SystemCall.readFile(path, limit: JSONLimits.fates.maxBytes + 1) else {
+            throw FateTraceError(path: path, reason: "cannot read")
         }
-        return try decode(data, path: path)
+        return try decode(Data(bytes), path: path)
     }
 
     public static func decode(_ data: Data, path: String = "<fates>") throws(FateTraceError) -> FateTrace {
         if data.isEmpty { throw FateTraceError(path: path, reason: "empty file") }
+        do { try JSONLimits.fates.check(data) } catch { throw FateTraceError(path: path, reason: "refused: \(error)") }
         let trace: FateTrace
         do {
             trace = try JSONDecoder().decode(FateTrace.self, from: data)

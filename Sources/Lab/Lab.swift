@@ -1,4 +1,5 @@
 public import Logging
+public import Base
 import Foundation
 
 /// The namespace testbed: a client namespace where scans run, a resolver namespace with a real
@@ -220,7 +221,7 @@ public enum Lab {
     }
 
     static func lastLogLine(_ path: String) -> String {
-        guard let text = SystemCalls.readText(path), let line = CommandRunner.lastLine(text) else {
+        guard let text = SystemCalls.readText(path), let line = ProgramRun.reasonLine(text) else {
             return "(nothing in \(path))"
         }
         return "\(line) (log \(path))"

@@ -1,3 +1,4 @@
+import Base
 import TraceAnalysis
 import Foundation
 
@@ -117,21 +118,29 @@ public struct RunDirectory: Sendable {
         }
         var dir = RunDirectory(path: path, manifest: nil, reports: [], problems: [])
         if names.contains("manifest.json") {
-            do {
-                let m = try JSONDecoder().decode(RunManifest.self, from: try Data(contentsOf: dir.url("manifest.json")))
-                dir.manifest = m
-            } catch {
-                dir.problems.append("manifest.json: cannot be read (\(Self.describe(error)))")
+            if let bytes = SystemCall.readFile(dir.url("manifest.json").path, limit: JSONLimits.report.maxBytes + 1) {
+                do {
+                    try JSONLimits.report.check(bytes)
+                    dir.manifest = try JSONDecoder().decode(RunManifest.self, from: Data(bytes))
+                } catch {
+                    dir.problems.append("manifest.json: cannot be read (\(Self.describe(error)))")
+                }
+            } else {
+                dir.problems.append("manifest.json: cannot be read")
             }
         }
         var seen = Set<String>()
         for name in names where name.hasSuffix(".json") && name != "manifest.json" {
             seen.insert(name)
-            let data: Data
-            do { data = try Data(contentsOf: dir.url(name)) } catch {
-                dir.problems.append("\(name): cannot be read (\(error.localizedDescription))")
+            guard let bytes = SystemCall.readFile(dir.url(name).path, limit: JSONLimits.report.maxBytes + 1) else {
+                dir.problems.append("\(name): cannot be read")
                 continue
             }
+            do { try JSONLimits.report.check(bytes) } catch {
+                dir.problems.append("\(name): refused, \(error)")
+                continue
+            }
+            let data = Data(bytes)
             let schema: String
             switch Self.schema(of: data) {
             case .invalid(let why):

@@ -64,7 +64,7 @@ extension TraceReport {
         s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         for (name, t) in rows {
             let loss = t.lossRatio.map { ratio in
-                "\(t.lost) (\(percent(ratio))" + (t.lossWilson95.map { " \(percent($0[0]))–\(percent($0[1]))" } ?? "") + ")"
+                "\(t.lost) (\(percent(ratio))" + (t.lossWilson95.flatMap { $0.count == 2 ? " \(percent($0[0]))–\(percent($0[1]))" : nil } ?? "") + ")"
             } ?? "\(t.lost)"
             let reordered = t.reorderedRatio.map { "\(t.reordered) (\(percent($0)))" } ?? "-"
             func ms(_ v: Double?) -> String { v.map { number($0) + " ms" } ?? "-" }

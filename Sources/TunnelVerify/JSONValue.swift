@@ -1,3 +1,4 @@
+import Base
 import Foundation
 
 /// Any JSON document, decoded without a schema so that the profile parser can say which field is
@@ -28,6 +29,11 @@ enum JSONValue: Sendable, Hashable, Decodable {
     }
 
     static func parse(_ bytes: [UInt8]) throws(ProfileError) -> JSONValue {
+        do {
+            try JSONLimits.profile.check(bytes)
+        } catch {
+            throw ProfileError(field: "(document)", "refused: \(error)")
+        }
         do {
             return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
         } catch let DecodingError.dataCorrupted(context) {

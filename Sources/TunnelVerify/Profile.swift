@@ -215,11 +215,11 @@ public struct Profile: Sendable, Hashable {
 
     /// Reads and parses a profile file; an unreadable file is reported as the document's problem.
     public static func load(path: String) throws(ProfileError) -> Profile {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        // One byte past the limit is enough to know the file is too large, without reading it all.
+        guard let bytes = SystemCall.readFile(path, limit: JSONLimits.profile.maxBytes + 1) else {
             throw ProfileError(field: "(document)", "cannot read \(path)")
         }
-        guard data.count <= 1 << 20 else { throw ProfileError(field: "(document)", "\(path) is larger than 1 MiB") }
-        return try parse(Array(data))
+        return try parse(bytes)
     }
 
     /// A host name in presentation form without the trailing dot (RFC 1035 2.3.1, RFC 1123 2.1).

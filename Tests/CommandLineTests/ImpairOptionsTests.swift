@@ -3,7 +3,7 @@ import Base
 import Foundation
 import Impairment
 import Testing
-@testable import tunnelprobe
+@testable import TunnelprobeCommands
 
 /// `impair`'s flags (also `lab up --impair`): every model reaches the config, and every contradiction
 /// is one clear line that names its flag.

@@ -57,8 +57,12 @@ public enum HTML {
 
     /// Formats without Foundation so renderings are identical on every platform.
     static func formatFixed(_ value: Double, decimals: Int) -> String {
+        guard value.isFinite else { return "–" }
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
+        // Past 2^53 a Double has no fraction left to print and may not fit an Int (a corrupt or
+        // hostile report): its own shortest form, which every platform prints alike.
+        guard abs(value) * scale < 9.0e15 else { return value.description }
         let rounded = (value * scale).rounded() / scale
         if decimals == 0 { return String(Int(rounded)) }
         let negative = rounded < 0

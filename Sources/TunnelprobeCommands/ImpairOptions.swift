@@ -1,11 +1,13 @@
-import ArgumentParser
+public import ArgumentParser
 import Base
-import Impairment
+public import Impairment
 
 /// The flags of `tunnelprobe impair`, also read from `lab up --impair "FLAGS"`. X is `up` (queries)
 /// or `down` (responses); each direction has the same set. `config(requireEndpoints:)` turns them into
 /// an `ImpairmentConfig` and checks it, naming the flag of any problem.
-struct ImpairOptions: ParsableArguments {
+public struct ImpairOptions: ParsableArguments {
+    public init() {}
+
     @Option(help: ArgumentHelp("Where clients send (required).", valueName: "ip:port"))
     var listen: String?
 
@@ -90,11 +92,11 @@ struct ImpairOptions: ParsableArguments {
     }
 
     /// One line: the flag, then why.
-    static func message(_ error: ImpairmentConfigError) -> String { "\(flag(error.setting, error.direction)): \(error.reason)" }
+    public static func message(_ error: ImpairmentConfigError) -> String { "\(flag(error.setting, error.direction)): \(error.reason)" }
 
     /// The configuration these flags describe, checked. Without `requireEndpoints` (`lab up
     /// --impair`, where the lab supplies them) the endpoints may be absent and get placeholders.
-    func config(requireEndpoints: Bool = true) throws(ImpairmentConfigError) -> ImpairmentConfig {
+    public func config(requireEndpoints: Bool = true) throws(ImpairmentConfigError) -> ImpairmentConfig {
         func endpoint(_ text: String?, _ setting: ImpairmentConfigError.Setting, placeholder: UInt32) throws(ImpairmentConfigError) -> Endpoint {
             guard let text else {
                 if requireEndpoints { throw ImpairmentConfigError(setting, "required") }

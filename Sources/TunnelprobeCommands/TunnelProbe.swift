@@ -1,8 +1,10 @@
-import ArgumentParser
+public import ArgumentParser
 
-@main
-struct TunnelProbe: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// The root command; `Sources/tunnelprobe/EntryPoint.swift` runs it.
+public struct TunnelProbe: AsyncParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         commandName: "tunnelprobe",
         abstract: "Measure DNS-tunnel paths: resolver scan and MTU, path quality, captures, FEC/ARQ, tunnel verification.",
         subcommands: [

@@ -1,3 +1,4 @@
+import Base
 import Fates
 import ArgumentParser
 import Crypto
@@ -132,10 +133,10 @@ struct SimulateCommand: ParsableCommand {
         case (nil, nil): throw fail("give --fates FILE, --pcap FILE or --model SPEC", Exit.badInput)
         case (.some, .some): throw fail("give either --fates or --model, not both", Exit.badInput)
         case let (.some(file), nil):
-            let data: Data
-            do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
-                throw fail("\(file): cannot read (\(error.localizedDescription))", Exit.badInput)
+            guard let bytes = SystemCall.readFile(file, limit: JSONLimits.fates.maxBytes + 1) else {
+                throw fail("\(file): cannot read", Exit.badInput)
             }
+            let data = Data(bytes)
             let trace: FateTrace
             do { trace = try FateTrace.decode(data, path: file) } catch { throw fail("\(error)", Exit.badInput) }
             let hash = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
