@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "Base", targets: ["Base"]),
         .library(name: "DNSWire", targets: ["DNSWire"]),
         .library(name: "Fates", targets: ["Fates"]),
+        .library(name: "EngineModels", targets: ["EngineModels"]),
         .library(name: "ProbeProtocol", targets: ["ProbeProtocol"]),
         .library(name: "ProbeServer", targets: ["ProbeServer"]),
         .library(name: "ProbeClient", targets: ["ProbeClient"]),
@@ -60,6 +61,9 @@ let package = Package(
         .target(name: "Fates", dependencies: ["Base"], swiftSettings: strict),
         // RFC 1035 / RFC 6891 message codec, label payload codecs, QNAME capacity arithmetic.
         .target(name: "DNSWire", swiftSettings: strict),
+        // How each tunnel engine (MasterDnsVPN Go and Python, dnstt, slipstream, iodine) turns a pair's
+        // measured name length and response sizes into the numbers its user types (docs/ENGINES.md).
+        .target(name: "EngineModels", swiftSettings: strict),
         // The probe wire format shared by client and responder (docs/PROTOCOL.md).
         .target(
             name: "ProbeProtocol",
@@ -171,6 +175,7 @@ let package = Package(
         // The commands' own flag handling, in process (`@testable import TunnelprobeCommands`).
         .testTarget(name: "CommandLineTests", dependencies: ["TunnelprobeCommands", "Impairment", "Base", "Fates"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
+        .testTarget(name: "EngineModelsTests", dependencies: ["EngineModels"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzEntries", "TestSupport"]),
         .testTarget(
             name: "ProbeProtocolTests",
