@@ -80,7 +80,7 @@ let package = Package(
         .target(
             name: "ProbeClient",
             dependencies: [
-                "Base", "DNSWire", "ProbeProtocol", "PathMetrics", "Fates",
+                "Base", "DNSWire", "ProbeProtocol", "PathMetrics", "Fates", "EngineModels",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ] + nio,
@@ -134,7 +134,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // Versioned report documents, their Markdown and HTML renderings and engine exports.
-        .target(name: "Reports", dependencies: ["Base", "PathMetrics", "Fates", "LinkSim", "FEC", "TraceAnalysis", "ProbeClient", "TunnelVerify"], swiftSettings: strict),
+        .target(name: "Reports", dependencies: ["Base", "EngineModels", "PathMetrics", "Fates", "LinkSim", "FEC", "TraceAnalysis", "ProbeClient", "TunnelVerify"], swiftSettings: strict),
         // The namespace testbed: client, resolver (real unbound), server, tunnel servers, impairment relay.
         .target(
             name: "Lab",
@@ -151,7 +151,7 @@ let package = Package(
         .target(
             name: "TunnelprobeCommands",
             dependencies: [
-                "Base", "DNSWire", "Fates", "ProbeProtocol", "ProbeServer", "ProbeClient", "PathMetrics", "Capture", "TraceAnalysis",
+                "Base", "DNSWire", "Fates", "EngineModels", "ProbeProtocol", "ProbeServer", "ProbeClient", "PathMetrics", "Capture", "TraceAnalysis",
                 "Impairment", "FEC", "LinkSim", "TunnelVerify", "Reports", "Lab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -185,7 +185,7 @@ let package = Package(
             name: "ProbeServerTests",
             dependencies: ["ProbeServer", "ProbeProtocol", "DNSWire", "ProbeClient", "PathMetrics", "Reports", "Base", "Fates"] + nio
         ),
-        .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "ProbeProtocol", "DNSWire", "Reports", "Base", "Fates"] + nio),
+        .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "EngineModels", "ProbeProtocol", "DNSWire", "Reports", "Base", "Fates"] + nio),
         .testTarget(name: "PathMetricsTests", dependencies: ["PathMetrics", "Base"]),
         .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "Base"]),
         .testTarget(name: "TraceAnalysisTests", dependencies: ["TraceAnalysis", "Capture", "Reports", "DNSWire", "Fates"]),
@@ -193,10 +193,10 @@ let package = Package(
         .testTarget(name: "LinkSimTests", dependencies: ["TestSupport", "LinkSim", "FEC", "Reports", "Base", "Fates"]),
         .testTarget(name: "ImpairmentTests", dependencies: ["Impairment", "DNSWire", "Base", "Fates", "ProbeClient"] + nio),
         .testTarget(name: "TunnelVerifyTests", dependencies: ["TestSupport", "TunnelVerify", "Lab", "Reports"], exclude: ["Golden"]),
-        .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "Reports", "PathMetrics", "Base", "TraceAnalysis", "ProbeClient", "TunnelVerify"], exclude: ["Golden"]),
+        .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "Reports", "EngineModels", "PathMetrics", "Base", "TraceAnalysis", "ProbeClient", "TunnelVerify"], exclude: ["Golden"]),
         .testTarget(
             name: "LabTests",
-            dependencies: ["TestSupport", "Lab", "ProbeClient", "ProbeProtocol", "Reports", "PathMetrics", "DNSWire", "Impairment", "Base", "Fates"]
+            dependencies: ["TestSupport", "Lab", "ProbeClient", "ProbeProtocol", "Reports", "EngineModels", "PathMetrics", "DNSWire", "Impairment", "Base", "Fates"]
         ),
     ]
 )

@@ -19,7 +19,7 @@ echo "== 1,000-address MTU scan through the lab's unbound (limit 1232)"
 key=$("$bin" lab status --name "$name" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["keyFile"])')
 start=$(date +%s.%N)
 "$bin" lab exec --name "$name" -- "$bin" scan --domain vpn.lab.test --key-file "$key" --resolver 198.18.4.0/22 \
-  --cidr-cap 1000 --concurrency 256 --out "$work/scan" --quiet --seed 1 || true
+  --cidr-cap 1000 --concurrency 256 --record-type TXT --engine masterdnsvpn --out "$work/scan" --quiet --seed 1 || true
 end=$(date +%s.%N)
 python3 - "$work/scan/scan.json" "$start" "$end" <<'PY'
 import json, sys

@@ -9,6 +9,11 @@ public protocol EngineModel: Sendable {
     var engine: Engine { get }
     /// The sources its constants come from.
     var citation: SourceCitation { get }
+    /// The record type the engine's answers use (what `scan` must measure for its download figure).
+    var downloadRecordType: RecordType { get }
+    /// The data frame the engine sends at its MTU `mtu` upstream (`upload`) or downstream: what its
+    /// FEC groups and what it adds per datagram; nil where the model does not describe it.
+    func dataFrame(mtu: Int, upload: Bool) -> DataFrame?
     /// The upload figure through one pair.
     func upload(for pair: PairMeasurement) -> DirectionFigure
     /// The download figure through one pair when the engine uses `upload` (nil: no usable upload).
@@ -18,6 +23,12 @@ public protocol EngineModel: Sendable {
 }
 
 extension EngineModel {
+    /// TXT, as MasterDnsVPN, dnstt and slipstream answer.
+    public var downloadRecordType: RecordType { .txt }
+
+    /// No frame model unless the engine's model gives one.
+    public func dataFrame(mtu: Int, upload: Bool) -> DataFrame? { nil }
+
     /// Both figures for one pair, the download computed with this pair's own upload value.
     public func figures(for pair: PairMeasurement) -> PairFigures {
         let up = upload(for: pair)

@@ -47,6 +47,8 @@ public struct IodineModel: EngineModel {
 
     public var engine: Engine { .iodine }
 
+    public var downloadRecordType: RecordType { queryType }
+
     public var citation: SourceCitation {
         SourceCitation(repository: "yarrick/iodine", commit: "392b8e2be7f64e99d9cb7131d4020daca07b9a1a", files: [
             "src/client.c", "src/iodine.c", "src/iodined.c", "src/encoding.c", "src/base32.c", "src/dns.c", "src/read.c", "man/iodine.8",

@@ -24,6 +24,9 @@ public struct SimulationRequest: Sendable {
     public var traffic: TrafficPattern = .greedy
     public var symbolSize = 512
     public var headerBytes = 14
+    /// Where `symbolSize` and `headerBytes` come from when an engine's model set them, e.g.
+    /// "masterdnsvpn-go download frames at MTU 893"; nil when they are the flags' values.
+    public var frameSource: String?
     public var feedbackEntryBytes = 2
     /// Data-channel opportunities per run; nil: one pass of the trace, or 100 000 for a model.
     public var opportunities: Int?

@@ -18,6 +18,10 @@ public struct ScanPair: Codable, Sendable, Hashable {
     public var failure: ProbeFailure?
     public var upload: Upload?
     public var download: Download?
+    /// Every record type measured (`scan --record-type TXT,NULL`), `download` first; nil when only one was.
+    public var downloads: [Download]?
+    /// Record types after the first whose download search found no size, with the failure that stopped it.
+    public var downloadFailures: [String: ProbeFailure]?
     /// Median round-trip time of the pair's answered probes.
     public var rttMs: Double?
     public var confirmation: Confirmation?

@@ -9,7 +9,12 @@ public struct ScanConfiguration: Sendable {
     public var resolvers: [Endpoint]
     public var domains: [DNSName]
     public var encoding: LabelEncoding = .base32
-    public var recordType: DNSType = .txt
+    /// Record types whose download size is measured, in order; the first is the pair's `download`
+    /// (and the one confirmation probes use), every one is in `downloads` (each engine model reads
+    /// the type its engine answers with: TXT for MasterDnsVPN, dnstt and slipstream, NULL for iodine).
+    public var recordTypes: [DNSType] = [.txt]
+    /// The first of `recordTypes`.
+    public var recordType: DNSType { recordTypes.first ?? .txt }
     public var timeout: TimeAmount = .seconds(2)
     public var attempts = 2
     public var concurrency = 256
@@ -19,7 +24,6 @@ public struct ScanConfiguration: Sendable {
     /// Upload search bounds in payload characters; the upper bound is cut to what fits under each domain.
     public var uploadCharacters: ClosedRange<Int> = ProbeMeta.characterCount...QNameCapacity.maxNameCharacters
     public var downloadBytes: ClosedRange<Int> = 20...4096
-    public var frameOverhead = 0
     public var seed: UInt64 = 0
     /// Accepted pairs whose confirmation loss ratio is above this are flagged and left out of the
     /// exports and the synced MTU (`--max-loss`).
@@ -130,7 +134,7 @@ public struct Scanner: Sendable {
         let limits = (upstreamLimit.map { [$0] } ?? []) + likelyResponseLimits
         let growth: (Int) -> Int
         switch type {
-        case .txt: growth = { $0 + ($0 + DownloadLayout.txtStringBytes - 1) / DownloadLayout.txtStringBytes }
+        case .txt: growth = txtGrowth
         case .null: growth = { $0 }
         default: return nil
         }
@@ -147,6 +151,11 @@ public struct Scanner: Sendable {
                 return lo
             }
         }
+    }
+
+    /// The TXT RDATA for `payload` bytes: the bytes plus one length byte per 255-byte string.
+    static func txtGrowth(_ payload: Int) -> Int {
+        payload + (payload + DownloadLayout.txtStringBytes - 1) / DownloadLayout.txtStringBytes
     }
 
     /// Retries a single probe while it fails transiently.
@@ -207,6 +216,51 @@ public struct Scanner: Sendable {
         return nil
     }
 
+    /// The largest download payload of `type` through a pair, its response size and what bound it
+    /// (`ScanPair.Download`), or the failure that stopped every size; with every probe sent.
+    func searchDownload(_ resolver: Endpoint, _ zone: DNSName, type: DNSType, queryCharacters: Int,
+                        upstream: ProbeReply.Observed?) async -> (download: ScanPair.Download?, failure: ProbeFailure, outcomes: [ProbeOutcome]) {
+        let typeCapacity = DownloadLayout.maxPayload(type: type, zone: zone)
+        let down = MTUSearch(low: configuration.downloadBytes.lowerBound,
+                             high: min(configuration.downloadBytes.upperBound, typeCapacity),
+                             attempts: configuration.attempts)
+        let guesses = Self.downloadGuesses(type: type, low: down.low, high: down.high,
+                                           upstreamLimit: upstream.flatMap { prober.honorsUpstream($0) ? $0.udpLimit : nil })
+        var controls: [ProbeOutcome] = []
+        let downResult = await down.run(guesses: guesses) { bytes in
+            await settled(resolver, zone, extra: &controls) {
+                await prober.download(resolver, zone: zone, bytes: bytes, type: type, queryCharacters: queryCharacters,
+                                      upstream: upstream)
+            }
+        }
+        let outcomes = downResult.steps.flatMap(\.outcomes) + controls
+        let failure = downResult.dominantFailure ?? .timeout
+        guard let downBytes = downResult.best else { return (nil, failure, outcomes) }
+        var downLimit = downResult.limitedBy?.sizeLimit
+        if downLimit == nil, downBytes == typeCapacity, typeCapacity < configuration.downloadBytes.upperBound {
+            downLimit = .recordType
+        }
+        var download = ScanPair.Download(bytes: downBytes, responseSize: downResult.bestOutcome?.responseSize ?? 0,
+                                         recordType: type.description, limitedBy: downLimit,
+                                         upstreamEDNS: upstream.map { Int($0.advertisedSize) })
+        var all = outcomes
+        // A TXT answer one payload byte larger can be two bytes larger (a new 255-byte string adds its
+        // length byte, RFC 1035 3.3.14), so the limit may be one byte above the largest answer seen.
+        // The same payload asked with a one-character-shorter name is exactly one byte larger:
+        // if it passes, that byte is carried too. Engines' figures are exact only with the exact size.
+        if type == .txt, downLimit == .resolverLimit || downLimit == .upstreamEDNS,
+           Self.txtGrowth(downBytes + 1) - Self.txtGrowth(downBytes) == 2, queryCharacters > ProbeMeta.characterCount {
+            var extra: [ProbeOutcome] = []
+            let between = await settled(resolver, zone, extra: &extra) {
+                await prober.download(resolver, zone: zone, bytes: downBytes + 1, type: type,
+                                      queryCharacters: queryCharacters - 1, upstream: upstream)
+            }
+            all += extra + [between]
+            if between.ok, let size = between.responseSize, size > download.responseSize { download.responseSize = size }
+        }
+        return (download, failure, all)
+    }
+
     /// The whole pipeline for one pair; nil when cancelled before it finished.
     func scanPair(_ resolver: Endpoint, _ zone: DNSName) async -> ScanPair? {
         var log: [ProbeOutcome] = []
@@ -246,41 +300,34 @@ public struct Scanner: Sendable {
             return finish(.upload, upResult.dominantFailure ?? .timeout, "no size passed")
         }
         let caseChanged = honest.caseChanged || upResult.steps.contains { $0.outcomes.contains(where: \.caseChanged) }
-        let upBytes = max(0, prober.encoding.maxBytes(forCharacters: upChars) - configuration.frameOverhead)
+        let upBytes = prober.encoding.maxBytes(forCharacters: upChars)
         pair.upload = ScanPair.Upload(bytes: upBytes,
                                       qnameChars: QNameCapacity.qnameCharacters(payloadCharacters: upChars, under: zone),
                                       payloadChars: upChars, encoding: prober.encoding.rawValue,
                                       limitedBy: upResult.limitedBy?.sizeLimit, caseChanged: caseChanged)
 
-        // Download: payload bytes in the chosen record type, asked with full-size queries.
+        // Download: payload bytes in each record type, asked with full-size queries.
         // What the responder saw of the echo: the EDNS size the resolver advertises upstream, and
         // whether the responder honours it (then larger answers fail as upstreamEDNS, unsent).
         let upstream = honest.observed ?? upResult.bestOutcome?.observed
         let type = configuration.recordType
-        let typeCapacity = DownloadLayout.maxPayload(type: type, zone: zone)
-        let down = MTUSearch(low: configuration.downloadBytes.lowerBound,
-                             high: min(configuration.downloadBytes.upperBound, typeCapacity),
-                             attempts: configuration.attempts)
-        let guesses = Self.downloadGuesses(type: type, low: down.low, high: down.high,
-                                           upstreamLimit: upstream.flatMap { prober.honorsUpstream($0) ? $0.udpLimit : nil })
-        let downResult = await down.run(guesses: guesses) { bytes in
-            await settled(resolver, zone, extra: &controls) {
-                await prober.download(resolver, zone: zone, bytes: bytes, type: type, queryCharacters: upChars,
-                                      upstream: upstream)
+        var downloads: [ScanPair.Download] = []
+        for (index, t) in configuration.recordTypes.enumerated() {
+            let searched = await searchDownload(resolver, zone, type: t, queryCharacters: upChars, upstream: upstream)
+            log += searched.outcomes
+            if let download = searched.download {
+                downloads.append(download)
+            } else if index == 0 {
+                return finish(.download, searched.failure, "no size passed")
+            } else {
+                pair.downloadFailures = (pair.downloadFailures ?? [:]).merging([t.description: searched.failure]) { $1 }
             }
+            if Task.isCancelled { return finish(nil, nil) }
         }
-        log += downResult.steps.flatMap(\.outcomes)
-        log += controls
-        guard let downBytes = downResult.best else {
-            return finish(.download, downResult.dominantFailure ?? .timeout, "no size passed")
-        }
-        var downLimit = downResult.limitedBy?.sizeLimit
-        if downLimit == nil, downBytes == typeCapacity, typeCapacity < configuration.downloadBytes.upperBound {
-            downLimit = .recordType
-        }
-        pair.download = ScanPair.Download(bytes: downBytes, responseSize: downResult.bestOutcome?.responseSize ?? 0,
-                                          recordType: type.description, limitedBy: downLimit,
-                                          upstreamEDNS: upstream.map { Int($0.advertisedSize) })
+        guard let primary = downloads.first else { return finish(.download, .timeout, "no size passed") }
+        pair.download = primary
+        if configuration.recordTypes.count > 1 { pair.downloads = downloads }
+        let downBytes = primary.bytes
 
         // Confirmation: a few more probes at the chosen sizes; the ratio says how steady they are.
         if configuration.confirmProbes > 0 {

@@ -1,3 +1,4 @@
+import EngineModels
 public import ProbeClient
 /// `report compare A B`: what changed between two runs, stage by stage, in lines a person reads.
 public struct ReportComparison: Codable, Sendable, Hashable {
@@ -160,7 +161,8 @@ extension ScanReport {
     }
 
     /// Scans from several vantage points as one report: every pair keeps the vantage it was measured
-    /// from, the synced MTU is recomputed over all accepted pairs, and `mergedFrom` lists the inputs.
+    /// from, the synced MTU and every engine's figures are recomputed over all accepted pairs, and
+    /// `mergedFrom` lists the inputs.
     public static func merged(_ scans: [ScanReport], run: RunInfo) throws(MergeError) -> ScanReport {
         guard let first = scans.first else { throw MergeError(reason: "nothing to merge") }
         guard scans.count >= 2 else { throw MergeError(reason: "merge needs at least two scans") }
@@ -188,10 +190,15 @@ extension ScanReport {
         let synced = SyncedMTU.synced(pairs)
         var settings = first.settings
         settings.domains = domains
+        // The engine figures over the pairs of every input, for the engines any input was asked about.
+        var engines: [Engine] = []
+        for s in scans { for e in s.engines?.map(\.engine) ?? [] where !engines.contains(e) { engines.append(e) } }
+        settings.engines = engines.isEmpty ? nil : engines.map(\.rawValue)
         var merged = ScanReport(
             run: run, settings: settings, input: InputSummary(resolvers: resolvers, listIssues: listIssues), pairs: pairs,
             synced: synced, optimized: nil,
-            summary: Summary(of: pairs, notTested: notTested, queries: queries, durationSeconds: duration))
+            summary: Summary(of: pairs, notTested: notTested, queries: queries, durationSeconds: duration),
+            engines: engines.isEmpty ? nil : EngineScan.all(engines, pairs: pairs))
         merged.mergedFrom = sources
         return merged
     }

@@ -23,6 +23,10 @@ public enum ReportWriter {
         for (name, text) in files {
             let path = (directory as NSString).appendingPathComponent(name)
             do {
+                if name.contains("/") {
+                    try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                            withIntermediateDirectories: true)
+                }
                 try text.write(toFile: path, atomically: true, encoding: .utf8)
             } catch {
                 throw ReportWriteError(path: path, reason: "cannot write (\(error.localizedDescription))")

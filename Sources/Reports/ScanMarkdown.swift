@@ -10,7 +10,7 @@ extension ScanReport {
         }
         out.append("- Domains: \(settings.domains.joined(separator: ", "))")
         out.append("- Resolvers: \(input.resolvers); pairs tested: \(summary.pairs) of \(summary.pairs + summary.notTested); accepted: **\(summary.accepted)**, rejected: \(summary.rejected)")
-        out.append("- Encoding \(settings.encoding), record type \(settings.recordType), timeout \(settings.timeoutMs) ms, \(settings.attempts) attempts per size, \(settings.confirmProbes) confirmation probes per direction")
+        out.append("- Encoding \(settings.encoding), record type \((settings.recordTypes ?? [settings.recordType]).joined(separator: ", ")), timeout \(settings.timeoutMs) ms, \(settings.attempts) attempts per size, \(settings.confirmProbes) confirmation probes per direction")
         out.append("- Vantage \(run.vantage), seed \(run.seed), \(summary.queries) queries in \(String(format: "%.1f", summary.durationSeconds)) s, started \(run.startedAt)")
         out.append("")
         out.append("## Synced MTU (minimum over accepted pairs within the loss threshold)")
@@ -28,6 +28,7 @@ extension ScanReport {
             out.append("Optimizer (not applied): upload \(optimized.upload), download \(optimized.download) by dropping \(optimized.dropped.count) pair(s). Rule: \(optimized.rule).")
         }
         out.append("")
+        out += engineMarkdown()
         let accepted = pairs.filter(\.accepted).sorted {
             ($0.download?.bytes ?? 0, $0.upload?.bytes ?? 0) > ($1.download?.bytes ?? 0, $1.upload?.bytes ?? 0)
         }
@@ -44,7 +45,7 @@ extension ScanReport {
             out.append("")
             let lossy = accepted.filter { $0.lossExceeded == true }
             if !lossy.isEmpty, let maxLoss = settings.maxLoss {
-                out.append("> **\(lossy.count) pair(s) lost more than \(String(format: "%.0f", maxLoss * 100)) % of their confirmation probes** (`--max-loss`): they are left out of the synced MTU and of the MasterDnsVPN and iodine exports.")
+                out.append("> **\(lossy.count) pair(s) lost more than \(String(format: "%.0f", maxLoss * 100)) % of their confirmation probes** (`--max-loss`): they are left out of the synced MTU and of the engine figures and exports.")
                 out.append("")
             }
         }
@@ -70,33 +71,7 @@ extension ScanReport {
             for issue in input.listIssues.prefix(50) { out.append("- \(issue)") }
             out.append("")
         }
-        out.append("Definitions: upload bytes = payload bytes the longest intact QNAME carries in \(settings.encoding) (RFC 1035 2.3.4: 63-octet labels, 253-character names) less \(settings.frameOverhead) bytes of frame overhead; download bytes = payload bytes in one \(settings.recordType) response; response bytes = size of the largest DNS message that arrived intact; RTT = median over the pair's answered probes; loss = confirmation probes without an answer within the timeout (RFC 7680 2.4), with the Wilson 95 % interval; down limited by = what failed just above the chosen size (TC: the resolver's limit toward the client; upstream EDNS: the size the resolver advertises upstream, seen by the responder in the query's OPT record).")
+        out.append("Definitions: upload bytes = payload bytes the longest intact QNAME carries in \(settings.encoding) (RFC 1035 2.3.4: 63-octet labels, 253-character names); download bytes = payload bytes in one \(settings.recordType) response; response bytes = size of the largest DNS message that arrived intact; RTT = median over the pair's answered probes; loss = confirmation probes without an answer within the timeout (RFC 7680 2.4), with the Wilson 95 % interval; down limited by = what failed just above the chosen size (TC: the resolver's limit toward the client; upstream EDNS: the size the resolver advertises upstream, seen by the responder in the query's OPT record).")
         return out.joined(separator: "\n") + "\n"
-    }
-
-    /// MasterDnsVPN's success file: `{IP} ({DOMAIN}) - UP: {UP} DOWN: {DOWN}` per accepted pair.
-    public func masterDnsVPNSuccessLines() -> String {
-        pairs.filter(\.usable).map { p in
-            "\(p.resolver) (\(p.domain)) - UP: \(p.upload?.bytes ?? 0) DOWN: \(p.download?.bytes ?? 0)"
-        }.joined(separator: "\n") + "\n"
-    }
-
-    /// MasterDnsVPN's resolver list: one accepted resolver per line.
-    public func masterDnsVPNResolverList() -> String {
-        var seen = Set<String>()
-        return pairs.filter(\.usable).compactMap { seen.insert($0.resolver).inserted ? $0.resolver : nil }
-            .joined(separator: "\n") + "\n"
-    }
-
-    /// iodine flags for the synced path: `-m` downstream fragment size, `-M` hostname length, `-T` query type.
-    public func iodineFlags() -> String {
-        guard let down = synced.download, let chars = synced.uploadQnameChars else {
-            return "# no pair accepted within the loss threshold: no iodine flags\n"
-        }
-        let type = settings.recordType == "TXT" || settings.recordType == "NULL" || settings.recordType == "CNAME"
-            || settings.recordType == "MX" || settings.recordType == "SRV" || settings.recordType == "A"
-            ? settings.recordType : "TXT"
-        return "# measured: download \(down) payload bytes per response, QNAME up to \(chars) characters\n"
-            + "-m \(min(down, 1800)) -M \(max(10, min(chars, 255))) -T \(type)\n"
     }
 }

@@ -5,7 +5,9 @@ import PathMetrics
 ///
 /// Schema 1 readers still read it: version 1 added only optional keys (`loss`, `lossExceeded`,
 /// `upstreamEDNS`, `download.upstreamEDNS`, `settings.maxLoss`, `settings.edns`, `summary.lossExceeded`) and new
-/// `limitedBy` values (`upstreamEDNS`, `recordType`, `loss`).
+/// `limitedBy` values (`upstreamEDNS`, `recordType`, `loss`), then the engine figures (`engines`,
+/// `settings.engines`, `settings.recordTypes`, `pairs[].downloads`, `pairs[].downloadFailures`);
+/// `settings.frameOverhead` is no longer written (engine framing lives in the engine models).
 public struct ScanReport: Codable, Sendable, Hashable {
     public static let schemaName = "tunnelprobe.scan/1"
 
@@ -18,11 +20,15 @@ public struct ScanReport: Codable, Sendable, Hashable {
     /// MasterDnsVPN-style outlier optimizer: what dropping the slowest resolvers would gain, kept apart.
     public var optimized: Optimized?
     public var summary: Summary
+    /// Every engine the scan was asked about (`--engine`): each usable pair and the synced values in
+    /// that engine's own units, with the texts it reads. Nil in reports made before engine models.
+    public var engines: [EngineScan]?
     /// The scans a merged report was made from (`report merge`), nil for a scan of one vantage point.
     public var mergedFrom: [RunInfo]?
 
     public init(run: RunInfo, settings: ScanSettings, input: InputSummary, pairs: [ScanPair], synced: Synced,
-                optimized: Optimized?, summary: Summary) {
+                optimized: Optimized?, summary: Summary, engines: [EngineScan]? = nil) {
+        self.engines = engines
         self.run = run
         self.settings = settings
         self.input = input
@@ -47,8 +53,13 @@ public struct ScanReport: Codable, Sendable, Hashable {
         public var minValid: Int?
         public var uploadCharacters: ClosedRangeInt
         public var downloadBytes: ClosedRangeInt
-        /// Bytes of tunnel framing subtracted from `upload.bytes` (0: raw capacity of the name).
-        public var frameOverhead: Int
+        /// Bytes of tunnel framing once subtracted from `upload.bytes`; read from old reports, no longer
+        /// written (each engine model knows its own framing).
+        public var frameOverhead: Int?
+        /// Every record type measured (`--record-type`), the first being `recordType`; nil in old reports.
+        public var recordTypes: [String]?
+        /// The engines whose figures the report carries (`--engine`); nil in old reports.
+        public var engines: [String]?
         public var ednsSize: Int
         /// Pairs whose confirmation loss ratio is above this are left out of the exports and the
         /// synced MTU (`--max-loss`); nil in reports made before the flag.
@@ -59,7 +70,7 @@ public struct ScanReport: Codable, Sendable, Hashable {
 
         public init(domains: [String], encoding: String, recordType: String, timeoutMs: Int, attempts: Int,
                     concurrency: Int, perResolverQPS: Double, confirmProbes: Int, minValid: Int?,
-                    uploadCharacters: ClosedRangeInt, downloadBytes: ClosedRangeInt, frameOverhead: Int, ednsSize: Int,
+                    uploadCharacters: ClosedRangeInt, downloadBytes: ClosedRangeInt, frameOverhead: Int? = nil, ednsSize: Int,
                     maxLoss: Double? = nil) {
             self.maxLoss = maxLoss
             self.domains = domains

@@ -24,7 +24,7 @@ extension SimulateReport {
             if s.delaysFilled > 0 { line += "; \(s.delaysFilled) delivered fates without a delay got the stream's median" }
             out.append(line)
         }
-        out.append("- \(input.runs) run(s) of \(input.opportunitiesPerRun) channel opportunities, seed \(input.seed); traffic `\(settings.traffic)`, \(settings.symbolSize)-byte symbols, \(settings.headerBytes)-byte header")
+        out.append("- \(input.runs) run(s) of \(input.opportunitiesPerRun) channel opportunities, seed \(input.seed); traffic `\(settings.traffic)`, \(settings.symbolSize)-byte symbols, \(settings.headerBytes)-byte header" + (settings.frameSource.map { " (\($0))" } ?? ""))
         let a = settings.arq
         if a.enabled {
             out.append("- ARQ: window \(a.window), retry limit \(a.retryLimit), RTO \(Self.num(a.initialRTOMs)) ms initial in [\(Self.num(a.minRTOMs)), \(Self.num(a.maxRTOMs))] ms, backoff x\(Self.num(a.backoffFactor)), NACK after \(Self.num(a.nackDelayMs)) ms (repeat \(Self.num(a.nackRepeatMs)) ms, max gap \(a.nackMaxGap)), ACK interval \(Self.num(a.ackIntervalMs)) ms")

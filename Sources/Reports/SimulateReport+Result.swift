@@ -28,8 +28,10 @@ extension SimulateReport {
             arq: ARQ(enabled: a.enabled, window: a.window, retryLimit: a.retryLimit, initialRTOMs: a.initialRTOMs,
                      minRTOMs: a.minRTOMs, maxRTOMs: a.maxRTOMs, backoffFactor: a.backoffFactor, nackDelayMs: a.nackDelayMs,
                      nackRepeatMs: a.nackRepeatMs, nackMaxGap: a.nackMaxGap, ackIntervalMs: a.ackIntervalMs))
+        var settingsWithFrames = settings
+        settingsWithFrames.frameSource = request.frameSource
         self.init(
-            run: run, input: input, settings: settings,
+            run: run, input: input, settings: settingsWithFrames,
             levels: result.outcomes.map { Level($0, arq: a.enabled) },
             recommendations: result.recommendations.map {
                 Recommendation(direction: $0.direction.rawValue, level: $0.level, withinBudget: $0.withinBudget, reason: $0.reason)

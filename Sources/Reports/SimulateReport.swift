@@ -92,6 +92,9 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         public var traffic: String
         public var symbolSize: Int
         public var headerBytes: Int
+        /// The engine model that sized the symbols and headers (`simulate --engine E --mtu N`): FEC
+        /// groups that engine's frames; nil when `--symbol-size` and `--header-bytes` did.
+        public var frameSource: String?
         public var feedbackEntryBytes: Int
         public var overheadBudget: Double
         public var verifyGroupsPerRun: Int

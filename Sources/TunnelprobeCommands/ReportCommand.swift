@@ -136,7 +136,7 @@ struct ReportCommand: ParsableCommand {
             let dir = out ?? "reports/\(id)"
             do {
                 let json = try ReportWriter.json(merged)
-                try ReportWriter.write([("scan.json", json), ("scan.md", merged.markdown())], to: dir)
+                try ReportWriter.write([("scan.json", json), ("scan.md", merged.markdown())] + merged.engineExportFiles(), to: dir)
                 try RunDirectory.load(dir).render()
                 if common.json { print(json, terminator: "") }
             } catch {

@@ -2,6 +2,7 @@ import Base
 import ArgumentParser
 import Capture
 import DNSWire
+import EngineModels
 import Foundation
 import NIOCore
 import ProbeClient
@@ -27,7 +28,12 @@ struct ScanCommand: AsyncParsableCommand {
         MasterDnsVPN's server does, whatever the resolver advertises.
         A pair whose confirmation probes were lost beyond --max-loss (loss with its Wilson 95 % \
         interval, RFC 7680) is flagged and left out of the exports and the synced MTU.
-        Writes scan.json, scan.md and exports for MasterDnsVPN and iodine into reports/<run-id>/.
+        Every pair is also given in the units of each engine named by --engine (default: all): \
+        MasterDnsVPN's MIN/MAX_UPLOAD_MTU and MIN/MAX_DOWNLOAD_MTU (Go and Python editions), dnstt's \
+        server -mtu, slipstream's usability, iodine's -M and -m, computed by the engine's model \
+        (docs/ENGINES.md) from the measured name length and response size, with the synced values \
+        and the files each engine reads under exports/<engine>/.
+        Writes scan.json, scan.md and the engine exports into reports/<run-id>/.
 
         Example:
           tunnelprobe scan --resolvers resolvers.txt --domain t.example.com --key-file probe.key
@@ -45,8 +51,11 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(help: "Upload label encoding: base32, base36, base64url, base128.")
     var encoding: String = "base32"
 
-    @Option(help: "Record type for download probes: TXT, NULL, CNAME, MX, SRV, A, AAAA.")
-    var recordType: String = "TXT"
+    @Option(help: "Engines to give figures for, comma-separated: masterdnsvpn (the Go edition), masterdnsvpn-python, dnstt, slipstream, iodine, or all.")
+    var engine: String = "all"
+
+    @Option(help: "Record types for download probes, comma-separated: TXT, NULL, CNAME, MX, SRV, A, AAAA (default: the types the engines answer with, TXT and for iodine NULL). The first is the pair's `download`.")
+    var recordType: String?
 
     @Option(help: "Seconds to wait for each answer.")
     var timeout: Double = 2.0
@@ -81,9 +90,6 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(help: "Largest download payload tried, in bytes.")
     var downloadMax: Int = 4096
 
-    @Option(help: "Tunnel frame bytes to subtract from upload.bytes (e.g. 14 for MasterDnsVPN).")
-    var frameOverhead: Int = 0
-
     @Option(help: "Largest number of addresses taken from one CIDR block.")
     var cidrCap: Int = ResolverList.defaultCIDRCap
 
@@ -112,9 +118,8 @@ struct ScanCommand: AsyncParsableCommand {
         guard LabelEncoding(rawValue: encoding) != nil else {
             throw ValidationError("--encoding must be one of base32, base36, base64url, base128")
         }
-        guard let t = DNSType(name: recordType), DownloadLayout.supportedTypes.contains(t) else {
-            throw ValidationError("--record-type must be one of TXT, NULL, CNAME, MX, SRV, A, AAAA")
-        }
+        _ = try engines()
+        _ = try recordTypes()
         guard timeout > 0, timeout <= 60 else { throw ValidationError("--timeout must be in (0, 60] seconds") }
         guard (1...10).contains(attempts) else { throw ValidationError("--attempts must be 1...10") }
         guard (1...10_000).contains(concurrency) else { throw ValidationError("--concurrency must be 1...10000") }
@@ -129,7 +134,6 @@ struct ScanCommand: AsyncParsableCommand {
         }
         guard Self.ednsRequests[edns] != nil else { throw ValidationError("--edns must be server, honor or ignore") }
         guard (0...1).contains(maxLoss) else { throw ValidationError("--max-loss must be in 0...1") }
-        guard frameOverhead >= 0 else { throw ValidationError("--frame-overhead must be 0 or more") }
     }
 
     func run() async throws {
@@ -148,7 +152,8 @@ struct ScanCommand: AsyncParsableCommand {
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
         var configuration = ScanConfiguration(resolvers: list.resolvers, domains: zones)
         configuration.encoding = LabelEncoding(rawValue: encoding)!
-        configuration.recordType = DNSType(name: recordType)!
+        let chosenEngines = try engines()
+        configuration.recordTypes = try recordTypes()
         configuration.timeout = .milliseconds(Int64(timeout * 1000))
         configuration.attempts = attempts
         configuration.concurrency = concurrency
@@ -157,7 +162,6 @@ struct ScanCommand: AsyncParsableCommand {
         configuration.minValid = minValid
         configuration.uploadCharacters = ProbeMeta.characterCount...(uploadMaxChars ?? QNameCapacity.maxNameCharacters)
         configuration.downloadBytes = downloadMin...downloadMax
-        configuration.frameOverhead = frameOverhead
         configuration.seed = seed
         configuration.maxLoss = maxLoss
 
@@ -191,39 +195,66 @@ struct ScanCommand: AsyncParsableCommand {
         var info = run.info(seed: seed, vantage: vantage)
         if result.interrupted { info.complete = false }
         var document = ScanReport.build(run: info, configuration: configuration, list: list, result: result,
-                                        duration: Date().timeIntervalSince(run.started))
+                                        duration: Date().timeIntervalSince(run.started), engines: chosenEngines)
         document.settings.edns = edns
         let json = try ReportWriter.json(document)
-        try run.finish(json: json, files: [
-            ("scan.json", json),
-            ("scan.md", document.markdown()),
-            ("masterdnsvpn-success.txt", document.masterDnsVPNSuccessLines()),
-            ("masterdnsvpn-resolvers.txt", document.masterDnsVPNResolverList()),
-            ("iodine-flags.txt", document.iodineFlags()),
-        ], summary: document.summaryLine(directory: run.directory), common: common)
+        try run.finish(json: json, files: [("scan.json", json), ("scan.md", document.markdown())] + document.engineExportFiles(),
+                       summary: document.summaryLine(directory: run.directory), common: common)
         try run.exitStatus(failed: document.summary.accepted == 0)
     }
 }
 
 extension ScanCommand {
+    /// The engines `--engine` names, in order (`all`: every model).
+    func engines() throws -> [Engine] {
+        if engine.trimmingCharacters(in: .whitespaces).lowercased() == "all" { return Engine.allCases }
+        let parsed = EngineCatalog.parse(engine)
+        guard parsed.unknown.isEmpty, !parsed.engines.isEmpty else {
+            throw ValidationError("--engine: unknown \(parsed.unknown.joined(separator: ", ")); use masterdnsvpn, masterdnsvpn-python, dnstt, slipstream, iodine or all")
+        }
+        return parsed.engines
+    }
+
+    /// `--record-type`, or the record types the engines answer with (TXT first).
+    func recordTypes() throws -> [DNSType] {
+        guard let recordType else {
+            let wanted = Set(try engines().map { EngineCatalog.model(for: $0).downloadRecordType.rawValue })
+            let ordered = ["TXT"] + wanted.subtracting(["TXT"]).sorted()
+            return ordered.compactMap { DNSType(name: $0) }.filter { DownloadLayout.supportedTypes.contains($0) }
+        }
+        var types: [DNSType] = []
+        for name in recordType.split(separator: ",") {
+            guard let t = DNSType(name: name.trimmingCharacters(in: .whitespaces)), DownloadLayout.supportedTypes.contains(t) else {
+                throw ValidationError("--record-type \(name): must be one of TXT, NULL, CNAME, MX, SRV, A, AAAA")
+            }
+            if !types.contains(t) { types.append(t) }
+        }
+        guard !types.isEmpty else { throw ValidationError("--record-type: give at least one type") }
+        return types
+    }
+
     static let ednsRequests: [String: ProbeMeta.EDNSRequest] = ["server": .server, "honor": .honor, "ignore": .ignore]
 }
 
 extension ScanReport {
     static func build(run: RunInfo, configuration c: ScanConfiguration, list: ResolverList, result: ScanResult,
-                      duration: Double) -> ScanReport {
+                      duration: Double, engines: [Engine]) -> ScanReport {
         let settings = ScanSettings(
             domains: c.domains.map(\.description), encoding: c.encoding.rawValue, recordType: c.recordType.description,
             timeoutMs: Int(c.timeout.nanoseconds / 1_000_000), attempts: c.attempts, concurrency: c.concurrency,
             perResolverQPS: c.perResolverQPS, confirmProbes: c.confirmProbes, minValid: c.minValid,
             uploadCharacters: .init(min: c.uploadCharacters.lowerBound, max: c.uploadCharacters.upperBound),
             downloadBytes: .init(min: c.downloadBytes.lowerBound, max: c.downloadBytes.upperBound),
-            frameOverhead: c.frameOverhead, ednsSize: 4096, maxLoss: c.maxLoss)
+            ednsSize: 4096, maxLoss: c.maxLoss)
         let summary = Summary(of: result.pairs, notTested: result.notTested, queries: result.queries, durationSeconds: duration)
-        return ScanReport(run: run, settings: settings,
-                          input: InputSummary(resolvers: c.resolvers.count, listIssues: list.issues.map(\.description)),
-                          pairs: result.pairs, synced: SyncedMTU.synced(result.pairs),
-                          optimized: SyncedMTU.optimize(result.pairs), summary: summary)
+        var report = ScanReport(run: run, settings: settings,
+                                input: InputSummary(resolvers: c.resolvers.count, listIssues: list.issues.map(\.description)),
+                                pairs: result.pairs, synced: SyncedMTU.synced(result.pairs),
+                                optimized: SyncedMTU.optimize(result.pairs), summary: summary,
+                                engines: EngineScan.all(engines, pairs: result.pairs))
+        report.settings.recordTypes = c.recordTypes.map(\.description)
+        report.settings.engines = engines.map(\.rawValue)
+        return report
     }
 
     func summaryLine(directory: String) -> String {
@@ -231,6 +262,13 @@ extension ScanReport {
         var s = summary.accepted > 0 ? Style.ok(accepted) : Style.bad(accepted)
         if let up = synced.upload, let down = synced.download {
             s += "; synced MTU upload \(up) B (QNAME \(synced.uploadQnameChars ?? 0) chars), download \(down) B (response \(synced.downloadResponseSize ?? 0) B)"
+        }
+        for e in engines ?? [] {
+            if let up = e.synced.upload, let down = e.synced.download {
+                s += "\n  \(e.name): upload \(up), download \(down) (\(e.synced.usable.count) usable)"
+            } else {
+                s += "\n  \(e.name): no usable pair"
+            }
         }
         if let lossy = summary.lossExceeded, lossy > 0 {
             s += Style.warn("; \(lossy) lossy pair(s) above --max-loss left out of the exports")

@@ -1,4 +1,5 @@
 import Base
+import EngineModels
 import Fates
 import ArgumentParser
 import Crypto
@@ -60,11 +61,17 @@ struct SimulateCommand: ParsableCommand {
     @Option(help: "Seed for models, traffic and payloads; random when absent, always reported.")
     var seed: UInt64?
 
-    @Option(help: "Payload bytes per packet and per repair symbol.")
-    var symbolSize: Int = 512
+    @Option(help: "Payload bytes per packet and per repair symbol (default 512, or the engine's frame with --engine).")
+    var symbolSize: Int?
 
-    @Option(help: "Tunnel framing bytes on every datagram (14 for MasterDnsVPN).")
-    var headerBytes: Int = 14
+    @Option(help: "Tunnel framing bytes on every datagram (default 14, or the engine's frame header with --engine).")
+    var headerBytes: Int?
+
+    @Option(help: "Size symbols and headers as this engine's data frames, the units its FEC groups: masterdnsvpn (Go) or masterdnsvpn-python. Needs --mtu.")
+    var engine: String?
+
+    @Option(help: "With --engine: the engine's MTU in the data direction, as `scan` gives it (MAX_DOWNLOAD_MTU for download, MAX_UPLOAD_MTU for upload).")
+    var mtu: Int?
 
     @Option(help: "Bytes per ACK or NACK entry in a feedback message.")
     var feedbackEntryBytes: Int = 2
@@ -168,6 +175,25 @@ struct SimulateCommand: ParsableCommand {
         return .fates(trace, file: path, sha256: hash)
     }
 
+    /// `--engine E --mtu N`: the engine model's data frame in the data direction (upload frames when
+    /// only upload carries data), and a line saying so for the report.
+    func engineFrame(direction: SimulationRequest.Direction) throws -> (frame: DataFrame, source: String)? {
+        guard let engine else {
+            if mtu != nil { throw fail("--mtu goes with --engine", Exit.badInput) }
+            return nil
+        }
+        guard let e = Engine(name: engine) else {
+            throw fail("--engine \(engine): use masterdnsvpn or masterdnsvpn-python", Exit.badInput)
+        }
+        guard let mtu, mtu > 0 else { throw fail("--engine needs --mtu (the engine's MTU in the data direction)", Exit.badInput) }
+        let upload = direction == .upload
+        guard let frame = EngineCatalog.model(for: e).dataFrame(mtu: mtu, upload: upload) else {
+            throw fail("--engine \(engine): the \(e.displayName) model has no frame layout; give --symbol-size and --header-bytes", Exit.badInput)
+        }
+        let which = upload ? "upload" : "download"
+        return (frame, "\(e.rawValue) \(which) frames at MTU \(mtu): \(frame.payload) B payload + \(frame.header) B header")
+    }
+
     /// The flags every input shares.
     func finishRequest(_ base: SimulationRequest) throws -> SimulationRequest {
         var request = base
@@ -190,6 +216,16 @@ struct SimulateCommand: ParsableCommand {
         guard (1...1000).contains(runs) else { throw fail("--runs must be 1...1000", Exit.badInput) }
         request.runs = runs
         request.seed = seed ?? UInt64.random(in: 0...UInt64.max)
+        var symbolSize = symbolSize ?? 512
+        var headerBytes = headerBytes ?? 14
+        if let frame = try engineFrame(direction: d) {
+            guard self.symbolSize == nil, self.headerBytes == nil else {
+                throw fail("--engine sets the symbol size and header bytes: drop --symbol-size and --header-bytes", Exit.badInput)
+            }
+            symbolSize = frame.frame.payload
+            headerBytes = frame.frame.header
+            request.frameSource = frame.source
+        }
         guard (1...ReedSolomon.maxSymbolSize).contains(symbolSize) else {
             throw fail("--symbol-size must be 1...\(ReedSolomon.maxSymbolSize)", Exit.badInput)
         }

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Lab
 import Logging
+import EngineModels
 import Reports
 import Testing
 import TestSupport
@@ -43,7 +44,8 @@ func scanWithExports(_ lab: LabStatus, _ extra: [String]) throws -> (ScanReport,
     #expect(r.status == 0 || r.status == 1, "scan exited \(r.status): \(r.stderr)")
     let report = try JSONDecoder().decode(ScanReport.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/scan.json")))
     var files: [String: String] = [:]
-    for name in ["masterdnsvpn-success.txt", "masterdnsvpn-resolvers.txt", "iodine-flags.txt", "scan.md"] {
+    for name in ["exports/masterdnsvpn-go/client_resolvers.txt", "exports/masterdnsvpn-go/client_config.toml",
+                 "exports/iodine/iodine.args", "exports/dnstt/dnstt-client.args", "scan.md"] {
         files[name] = (try? String(contentsOfFile: out + "/" + name, encoding: .utf8)) ?? ""
     }
     return (report, files)
@@ -132,15 +134,18 @@ struct LabScanLimitTests {
             #expect((lossy.loss?.ciLow ?? 0) > 0.15 && (lossy.loss?.ciHigh ?? 1) < 0.85)
             #expect(lossy.lossExceeded == true && clean.lossExceeded == false)
             #expect(report.summary.lossExceeded == 1 && report.settings.maxLoss == 0.2)
-            #expect(!(files["masterdnsvpn-success.txt"] ?? "").contains(lossyAddress))
-            #expect((files["masterdnsvpn-success.txt"] ?? "").contains(lab.resolverAddress))
-            #expect(!(files["masterdnsvpn-resolvers.txt"] ?? "").contains(lossyAddress))
+            let resolversFile = files["exports/masterdnsvpn-go/client_resolvers.txt"] ?? ""
+            #expect(!resolversFile.contains(lossyAddress))
+            #expect(resolversFile.contains(lab.resolverAddress))
+            #expect(!(files["exports/dnstt/dnstt-client.args"] ?? "").contains(lossyAddress))
+            let mdv = try #require(report.engines?.first { $0.engine == .masterDnsVPNGo })
+            #expect(mdv.synced.usable.map(\.resolver) == [clean.resolver])
             #expect((files["scan.md"] ?? "").contains("above the threshold"))
             #expect(report.synced.download == clean.download?.bytes)
 
             let (lenient, lenientFiles) = try scanWithExports(lab, resolvers + ["--max-loss", "1"])
             #expect(lenient.summary.lossExceeded == 0)
-            #expect((lenientFiles["masterdnsvpn-resolvers.txt"] ?? "").contains(lossyAddress))
+            #expect((lenientFiles["exports/masterdnsvpn-go/client_resolvers.txt"] ?? "").contains(lossyAddress))
         }
     }
 

@@ -40,6 +40,10 @@ struct SimulateCommandTests {
         (["--model", "ge:p=0.1,h=0.2"], "needs p= and r="),
         (["--model", "bernoulli:p=0.1", "--traffic", "cbr"], "rate= is required"),
         ([String](), "give --fates FILE, --pcap FILE or --model SPEC"),
+        (["--model", "bernoulli:p=0.05", "--engine", "masterdnsvpn"], "--engine needs --mtu"),
+        (["--model", "bernoulli:p=0.05", "--engine", "dnstt", "--mtu", "900"], "has no frame layout"),
+        (["--model", "bernoulli:p=0.05", "--engine", "masterdnsvpn", "--mtu", "900", "--symbol-size", "512"], "drop --symbol-size"),
+        (["--model", "bernoulli:p=0.05", "--mtu", "900"], "--mtu goes with --engine"),
     ])
     func badFlagsGiveOneLineAndExit66(arguments: [String], message: String) throws {
         let r = try Self.run(arguments + ["--out", NSTemporaryDirectory() + "tp-sim-never"])
@@ -89,5 +93,23 @@ struct SimulateCommandTests {
         }
         #expect(ra.levels == rb.levels && ra.recommendations == rb.recommendations && ra.input == rb.input)
         #expect(FileManager.default.fileExists(atPath: out1 + "/simulate.md"))
+    }
+
+    /// `--engine masterdnsvpn --mtu N`: FEC groups MasterDnsVPN's own frames, N payload bytes under an
+    /// 11-byte header downstream (Go edition), and the report says where the sizes came from.
+    @Test func engineFramesSizeTheSymbols() throws {
+        let dir = NSTemporaryDirectory() + "tp-sim-engine-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try Self.run(["--model", "bernoulli:p=0.02", "--engine", "masterdnsvpn", "--mtu", "893", "--runs", "1",
+                              "--opportunities", "3000", "--seed", "3", "--levels", "none,balanced", "--out", dir, "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let report = try JSONDecoder().decode(SimulateReport.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/simulate.json")))
+        #expect(report.settings.symbolSize == 893 && report.settings.headerBytes == 11)
+        #expect(report.settings.frameSource?.contains("masterdnsvpn-go download frames at MTU 893") == true)
+        let up = try Self.run(["--model", "bernoulli:p=0.02", "--engine", "masterdnsvpn-python", "--mtu", "133", "--direction", "upload",
+                               "--runs", "1", "--opportunities", "2000", "--out", dir, "--quiet"])
+        #expect(up.status == 0, "\(up.stderr)")
+        let upReport = try JSONDecoder().decode(SimulateReport.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/simulate.json")))
+        #expect(upReport.settings.symbolSize == 133 && upReport.settings.headerBytes == 13)
     }
 }

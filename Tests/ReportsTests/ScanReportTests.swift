@@ -1,3 +1,4 @@
+import EngineModels
 import ProbeClient
 import Foundation
 import Reports
@@ -27,7 +28,8 @@ import TestSupport
             synced: .init(upload: 148, download: 900, uploadQnameChars: 253, downloadResponseSize: 1232),
             optimized: nil,
             summary: .init(pairs: 2, accepted: 1, rejected: 1, notTested: 0, rejectedBy: ["reachability: timeout": 1],
-                           queries: 22, durationSeconds: 1.25))
+                           queries: 22, durationSeconds: 1.25),
+            engines: EngineScan.all(Engine.allCases, pairs: pairs))
     }
 
     @Test func jsonHasTheDocumentedKeysAndRoundTrips() throws {
@@ -52,10 +54,37 @@ import TestSupport
         #expect(Self.sample(complete: false).markdown().contains("**Incomplete run** (SIGINT)"))
     }
 
-    @Test func engineExports() {
-        let r = Self.sample()
-        #expect(r.masterDnsVPNSuccessLines() == "198.51.100.7:53 (vpn.lab.test) - UP: 148 DOWN: 900\n")
-        #expect(r.masterDnsVPNResolverList() == "198.51.100.7:53\n")
-        #expect(r.iodineFlags().hasSuffix("-m 900 -M 253 -T TXT\n"))
+    /// Each engine's files land under exports/<engine>/, in the engine's own units: MasterDnsVPN's
+    /// four keys pinned (MIN = MAX) and its resolver list, dnstt's server -mtu.
+    @Test func engineExports() throws {
+        let files = Dictionary(uniqueKeysWithValues: Self.sample().engineExportFiles())
+        let config = try #require(files["exports/masterdnsvpn-go/client_config.toml"])
+        let mdv = try #require(Self.sample().engines?.first { $0.engine == .masterDnsVPNGo })
+        let up = try #require(mdv.synced.upload), down = try #require(mdv.synced.download)
+        #expect(config.contains("MIN_UPLOAD_MTU = \(up)\nMAX_UPLOAD_MTU = \(up)\nMIN_DOWNLOAD_MTU = \(down)\nMAX_DOWNLOAD_MTU = \(down)\n"))
+        #expect(up == 139, "MasterDnsVPN Go under a 12-character domain with a 253-character name")
+        #expect(files["exports/masterdnsvpn-go/client_resolvers.txt"]?.contains("198.51.100.7:53") == true)
+        #expect(files["exports/masterdnsvpn-go/client_resolvers.txt"]?.contains("203.0.113.9") == false)
+        #expect(files["exports/masterdnsvpn-python/client_config.toml"] != nil)
+        #expect(files["exports/dnstt/dnstt-server.args"]?.contains("-mtu 1232") == true)
+        #expect(files["exports/slipstream/slipstream-client.args"]?.contains("--resolver 198.51.100.7:53") == true)
+        #expect(files["exports/iodine/iodine.args"] != nil)
+        let md = Self.sample().markdown()
+        #expect(md.contains("## Numbers for your engine") && md.contains("`MIN_DOWNLOAD_MTU / MAX_DOWNLOAD_MTU`"))
+    }
+
+    /// A merge recomputes every engine's figures over the pairs of all its inputs.
+    @Test func mergeRecomputesEngineFigures() throws {
+        var small = Self.sample()
+        small.run.vantage = "second"
+        small.pairs[0].resolver = "192.0.2.8:53"
+        small.pairs[0].download?.responseSize = 900
+        small.engines = EngineScan.all([.masterDnsVPNGo], pairs: small.pairs)
+        let merged = try ScanReport.merged([Self.sample(), small], run: Self.sample().run)
+        let mdv = try #require(merged.engines?.first { $0.engine == .masterDnsVPNGo })
+        #expect(mdv.synced.usable.count == 2)
+        let alone = try #require(small.engines?.first?.synced.download)
+        #expect(mdv.synced.download == alone)
+        #expect(merged.engines?.map(\.engine) == Engine.allCases)
     }
 }

@@ -14,6 +14,7 @@ extension ScanReport {
             } ?? "none: no pair accepted"),
             ("Probing", HTML.escape("\(settings.encoding) names, \(settings.recordType) answers, timeout \(settings.timeoutMs) ms, \(settings.attempts) attempts per size, \(summary.queries) queries in \(HTML.formatFixed(summary.durationSeconds, decimals: 1)) s")),
         ])
+        s += engineHTML()
         let accepted = pairs.filter(\.accepted)
         let label: (ScanPair) -> String = { settings.domains.count > 1 ? "\($0.resolver) \($0.domain)" : $0.resolver }
         if !accepted.isEmpty {
@@ -54,7 +55,7 @@ extension ScanReport {
                             Array(rows), numeric: [3, 4, 5, 6, 8, 9])
             let lossy = accepted.filter { $0.lossExceeded == true }.count
             if lossy > 0, let maxLoss = settings.maxLoss {
-                s += "<p class=\"notice\"><b>\(lossy) pair(s) lost more than \(HTML.formatFixed(maxLoss * 100, decimals: 0)) % of their confirmation probes</b> (--max-loss): left out of the synced MTU and the MasterDnsVPN and iodine exports.</p>"
+                s += "<p class=\"notice\"><b>\(lossy) pair(s) lost more than \(HTML.formatFixed(maxLoss * 100, decimals: 0)) % of their confirmation probes</b> (--max-loss): left out of the synced MTU and the engine figures and exports.</p>"
             }
         }
         if !input.listIssues.isEmpty {

@@ -1,0 +1,45 @@
+public import EngineModels
+
+extension ScanPair {
+    /// What the probes measured for this pair, as the engine models read it: the longest intact
+    /// query name, the largest intact response per record type, and the EDNS size the resolver
+    /// advertised upstream. A download whose largest tried size passed (nothing bound it, or only
+    /// what the record type can carry under this domain) is a lower bound on what the resolver
+    /// carries.
+    public var measurement: PairMeasurement {
+        var responses: [RecordType: ResponseMeasurement] = [:]
+        for d in downloads ?? (download.map { [$0] } ?? []) {
+            guard let type = RecordType(name: d.recordType), d.responseSize > 0 else { continue }
+            let open = d.limitedBy == nil || d.limitedBy == .recordType
+            responses[type] = ResponseMeasurement(bytes: d.responseSize, isLowerBound: open)
+        }
+        return PairMeasurement(resolver: resolver, domain: domain, longestName: upload?.qnameChars, responses: responses,
+                               upstreamEDNS: download?.upstreamEDNS)
+    }
+}
+
+/// One engine's figures over a scan: every usable pair in that engine's units and the values one
+/// configuration of it can use (`EngineModel.synced`).
+public struct EngineScan: Sendable, Hashable, Codable {
+    public var engine: Engine
+    public var name: String
+    /// The engine source (repository, commit, files) the model's facts come from.
+    public var source: SourceCitation
+    public var synced: SyncedFigures
+    /// The texts the engine reads, written under `exports/<engine>/` in the report directory.
+    public var exports: [ExportFile]
+
+    public init(model: any EngineModel, pairs: [ScanPair]) {
+        engine = model.engine
+        name = model.engine.displayName
+        source = model.citation
+        synced = model.synced(pairs.filter(\.usable).map(\.measurement))
+        exports = model.exports(synced)
+    }
+
+    /// Figures for every engine in `engines` over `pairs` (the pairs the exports may take: accepted and
+    /// within the loss threshold).
+    public static func all(_ engines: [Engine], pairs: [ScanPair]) -> [EngineScan] {
+        engines.map { EngineScan(model: EngineCatalog.model(for: $0), pairs: pairs) }
+    }
+}
