@@ -295,7 +295,6 @@ public struct Scanner: Sendable {
             await settled(resolver, zone, extra: &controls) { await prober.upload(resolver, zone: zone, characters: chars) }
         }
         log += upResult.steps.flatMap(\.outcomes) + controls
-        controls = []
         guard let upChars = upResult.best else {
             return finish(.upload, upResult.dominantFailure ?? .timeout, "no size passed")
         }
