@@ -255,3 +255,61 @@ func numbers(after key: String, in text: String) -> [Int] {
         }
     }
 }
+
+/// dnstt (upstream e5e873b) through the same unbound: `-mtu L` and `-mtu L+1` with a 100 kB upload
+/// and a 200 kB download at once, so that full-length queries meet full answers.
+@Suite struct RecordedDnsttTests {
+    static let domainLength = WireArithmetic.domainLength(RecordedRun.domain)
+
+    static func files(limit: Int, mtu: Int) throws -> (log: String, packets: [CapturedDNS]) {
+        let name = "dnstt-L\(limit)-mtu\(mtu)"
+        return (String(decoding: try RecordedRun.fixture("\(name).log"), as: UTF8.self),
+                try CapturedDNS.read(try RecordedRun.fixture("\(name).pcap")))
+    }
+
+    /// At the model's `-mtu` (the resolver's limit): both ends log the model's KCP MTUs, the data
+    /// arrives, nothing is truncated, and answers to full-length queries fill the limit to the byte.
+    @Test(arguments: [700, 1100])
+    func modelMtuFillsTheLimit(limit: Int) throws {
+        let pair = RecordedRun(edition: "go", limit: limit).pair
+        let figures = DnsttModel().figures(for: pair)
+        let mtu = try #require(figures.download.value)
+        #expect(mtu == limit)
+        let (log, packets) = try Self.files(limit: limit, mtu: mtu)
+        #expect(numbers(after: "effective MTU ", in: log) == [DnsttModel.downloadMTU(limit: mtu), DnsttModel.uploadMTU(domainLength: Self.domainLength)])
+        #expect(figures.upload.value == DnsttModel.uploadMTU(domainLength: Self.domainLength))
+        #expect(log.contains("downloaded 200000 of 200000"))
+
+        let fullName = DnsttModel.uploadNameText(mtu: DnsttModel.uploadMTU(domainLength: Self.domainLength), domainLength: Self.domainLength)
+        #expect(packets.filter { !$0.isResponse }.map(\.nameText).max() == fullName)
+        let responses = packets.filter(\.isResponse)
+        #expect(!responses.isEmpty)
+        #expect(responses.allSatisfy { !$0.truncated && $0.size <= limit && $0.ownersCompressed && $0.optSizes == [WireArithmetic.optRecord] })
+        let full = responses.filter { $0.size == limit }
+        #expect(!full.isEmpty)
+        let rdata = WireArithmetic.txtRdata(DnsttModel.maxEncodedPayload(limit: mtu))
+        for p in full {
+            #expect(p.nameText == fullName)
+            #expect(p.txtRdata == [rdata])
+        }
+        #expect(WireArithmetic.responseBytes(questionNameText: fullName, rdataLengths: [rdata]) == limit)
+    }
+
+    /// One byte more: a full answer to a full-length query would be limit + 1 bytes, and unbound
+    /// returns those truncated and empty (the data still arrives through KCP's retransmissions).
+    @Test(arguments: [700, 1100])
+    func oneByteMoreIsTruncated(limit: Int) throws {
+        let (log, packets) = try Self.files(limit: limit, mtu: limit + 1)
+        #expect(numbers(after: "effective MTU ", in: log).first == DnsttModel.downloadMTU(limit: limit + 1))
+        let fullName = DnsttModel.uploadNameText(mtu: DnsttModel.uploadMTU(domainLength: Self.domainLength), domainLength: Self.domainLength)
+        let rdata = WireArithmetic.txtRdata(DnsttModel.maxEncodedPayload(limit: limit + 1))
+        #expect(WireArithmetic.responseBytes(questionNameText: fullName, rdataLengths: [rdata]) == limit + 1)
+        let truncated = packets.filter { $0.isResponse && $0.truncated }
+        #expect(!truncated.isEmpty)
+        for p in truncated {
+            #expect(p.nameText == fullName)
+            #expect(p.txtRdata.isEmpty)
+            #expect(p.size == WireArithmetic.responseBytes(questionNameText: p.nameText, rdataLengths: []))
+        }
+    }
+}
