@@ -175,7 +175,7 @@ let package = Package(
         // The commands' own flag handling, in process (`@testable import TunnelprobeCommands`).
         .testTarget(name: "CommandLineTests", dependencies: ["TunnelprobeCommands", "Impairment", "Base", "Fates"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
-        .testTarget(name: "EngineModelsTests", dependencies: ["EngineModels"]),
+        .testTarget(name: "EngineModelsTests", dependencies: ["EngineModels"], resources: [.copy("Fixtures")]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzEntries", "TestSupport"]),
         .testTarget(
             name: "ProbeProtocolTests",

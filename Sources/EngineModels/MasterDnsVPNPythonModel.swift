@@ -6,7 +6,7 @@
 /// does not search the name limit: it derives a cap from the domain length by formula
 /// (`uploadCap`), reserving room for the largest header, and searches only up to it. Download: as
 /// in the Go edition, but headers are 12 bytes, the probe asks for one byte more than the size it
-/// tests, and the download query carries the upload MTU as base32 text. Both searches step by one
+/// tests, and the download query carries the upload MTU's bytes as base32 text. Both searches step by one
 /// byte. Sources: see ``citation`` and docs/ENGINES.md.
 public struct MasterDnsVPNPythonModel: EngineModel {
     /// `DATA_ENCRYPTION_METHOD` in client_config.toml.
@@ -72,10 +72,21 @@ public struct MasterDnsVPNPythonModel: EngineModel {
                                 extraLabels: [headerLabel(Self.probeHeader)], domainLength: d)
     }
 
-    /// Text length of the download probe's name when the upload MTU is `upload`: the first
-    /// fragment carries as many characters as the upload MTU allows.
+    /// Characters of the download probe's payload when the upload MTU is `upload`: the request's
+    /// max(5, upload) bytes, encrypted and base32-encoded, cut to the upload MTU's character budget
+    /// (client.py send_download_mtu_test passes calculate_upload_mtu's characters as the fragment
+    /// size; only the first fragment is sent). The budget binds only when encryption lengthens the
+    /// data: at the cap the budget can be a character longer than the data's own base32 text (a
+    /// 12-character domain: 211 characters of budget, 210 for 131 bytes), and the query is the
+    /// shorter of the two (measured through unbound, Tests/EngineModelsTests/Fixtures).
+    public func downloadQueryChars(upload: Int, domainLength d: Int) -> Int {
+        let bytes = max(Self.downRequestMinimum, upload)
+        return min(WireArithmetic.base32Chars(bytes + encryption.overhead), Self.payloadChars(bytes, domainLength: d))
+    }
+
+    /// Text length of the download probe's name when the upload MTU is `upload`.
     public func downloadQueryText(upload: Int, domainLength d: Int) -> Int {
-        WireArithmetic.nameText(payloadChars: Self.payloadChars(max(Self.downRequestMinimum, upload), domainLength: d),
+        WireArithmetic.nameText(payloadChars: downloadQueryChars(upload: upload, domainLength: d),
                                 labelSize: WireArithmetic.maxLabel, extraLabels: [headerLabel(Self.downRequestHeader)],
                                 domainLength: d)
     }

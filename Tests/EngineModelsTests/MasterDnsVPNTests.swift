@@ -107,6 +107,17 @@ func pair(limit: Int, domain: String = "abcde.fghi", name: Int = 253, edns: Int?
         #expect(model.uploadNameText(payload: 133, domainLength: 10) == 248)
     }
 
+    /// The download probe carries its bytes' own base32 text, which at the cap can be a character
+    /// shorter than the cap's budget: 12-character domain, 131 bytes = 210 characters, budget 211.
+    /// The client's run through unbound showed the 234-character name (Fixtures/mdv-py-L700.pcap).
+    @Test func downloadQueryCarriesTheDataNotTheBudget() {
+        #expect(MasterDnsVPNPythonModel.uploadCap(domainLength: 12).chars == 211)
+        #expect(model.downloadQueryChars(upload: 131, domainLength: 12) == 210)
+        #expect(model.downloadQueryText(upload: 131, domainLength: 12) == 234)
+        #expect(model.uploadNameText(payload: 131, domainLength: 12) == 248)
+        #expect(model.downloadResponseBytes(payload: 395, upload: 131, domainLength: 12) == 700)
+    }
+
     /// calculate_upload_mtu: (253 - 24 - (d + 1) - 1) * 63 / 64 characters, 5 bytes per 8 (values
     /// checked by calling the Python edition's own function).
     @Test(arguments: [(10, 133), (12, 131), (20, 126), (3, 137)])
