@@ -94,6 +94,28 @@ struct LabScanTests {
         }
     }
 
+    /// Through unbound at two limits no other test uses, the scan's MasterDnsVPN figures are what the
+    /// real clients found through unbound at those limits under the same 12-character domain
+    /// (Tests/EngineModelsTests/Fixtures/RECORDING.md): the Go client 139 / 390 at 700 bytes and
+    /// 139 / 762 at 1100, the Python client 131 / 395 and 131 / 767. The exported configuration is
+    /// the one those clients accepted with MIN = MAX.
+    @Test(.timeLimit(.minutes(3)), arguments: [(700, 390, 395), (1100, 762, 767)])
+    func masterDnsVPNFiguresEqualTheRealClients(limit: Int, go: Int, python: Int) async throws {
+        try await withLab(limit: limit) { lab in
+            let (report, files) = try scanWithExports(lab, ["--resolver", lab.resolverAddress, "--timeout", "1",
+                                                            "--engine", "masterdnsvpn,masterdnsvpn-python"])
+            let pair = try #require(report.pairs.first)
+            #expect(pair.accepted && pair.download?.responseSize == limit, "\(pair)")
+            #expect(report.settings.recordTypes == ["TXT"])
+            let goScan = try #require(report.engines?.first { $0.engine == .masterDnsVPNGo })
+            let pyScan = try #require(report.engines?.first { $0.engine == .masterDnsVPNPython })
+            #expect(goScan.synced.upload == 139 && goScan.synced.download == go, "\(goScan.synced)")
+            #expect(pyScan.synced.upload == 131 && pyScan.synced.download == python, "\(pyScan.synced)")
+            let config = files["exports/masterdnsvpn-go/client_config.toml"] ?? ""
+            #expect(config.contains("MIN_UPLOAD_MTU = 139\nMAX_UPLOAD_MTU = 139\nMIN_DOWNLOAD_MTU = \(go)\nMAX_DOWNLOAD_MTU = \(go)\n"), "\(config)")
+        }
+    }
+
     /// A "resolver" that answers for the zone with another key fakes its answers: rejected at honesty.
     @Test(.timeLimit(.minutes(2))) func aFakingResolverIsRejected() async throws {
         try await withLab(limit: nil) { lab in
