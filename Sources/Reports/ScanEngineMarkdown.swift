@@ -1,5 +1,5 @@
-public import ProbeClient
-import EngineModels
+import ProbeClient
+public import EngineModels
 
 extension ScanReport {
     /// `value (SETTING)` for a figure a user types, `N (engine derives it)` for one the engine sets

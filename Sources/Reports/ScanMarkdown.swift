@@ -71,7 +71,7 @@ extension ScanReport {
             for issue in input.listIssues.prefix(50) { out.append("- \(issue)") }
             out.append("")
         }
-        out.append("Definitions: upload bytes = payload bytes the longest intact QNAME carries in \(settings.encoding) (RFC 1035 2.3.4: 63-octet labels, 253-character names); download bytes = payload bytes in one \(settings.recordType) response; response bytes = size of the largest DNS message that arrived intact; RTT = median over the pair's answered probes; loss = confirmation probes without an answer within the timeout (RFC 7680 2.4), with the Wilson 95 % interval; down limited by = what failed just above the chosen size (TC: the resolver's limit toward the client; upstream EDNS: the size the resolver advertises upstream, seen by the responder in the query's OPT record).")
+        out.append("Definitions: upload bytes = payload bytes the longest intact QNAME carries in \(settings.encoding) (RFC 1035 2.3.4: 63-octet labels, 253-character names), tunnelprobe's own probe units, not an engine setting (the engine table gives those); download bytes = payload bytes in one \(settings.recordType) response; response bytes = size of the largest DNS message that arrived intact; RTT = median over the pair's answered probes; loss = confirmation probes without an answer within the timeout (RFC 7680 2.4), with the Wilson 95 % interval; down limited by = what failed just above the chosen size (TC: the resolver's limit toward the client; upstream EDNS: the size the resolver advertises upstream, seen by the responder in the query's OPT record).")
         return out.joined(separator: "\n") + "\n"
     }
 }

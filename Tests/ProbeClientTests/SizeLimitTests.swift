@@ -1,3 +1,4 @@
+import EngineModels
 import DNSWire
 import Foundation
 import ProbeProtocol
@@ -64,10 +65,13 @@ import Testing
                                                 uploadCharacters: .init(min: 48, max: 237), downloadBytes: .init(min: 20, max: 4096),
                                                 frameOverhead: 0, ednsSize: 4096, maxLoss: 0.2),
                                 input: .init(resolvers: 2, listIssues: []), pairs: [clean, lossy], synced: synced, optimized: nil,
-                                summary: .init(pairs: 2, accepted: 2, rejected: 0, notTested: 0, rejectedBy: [:], queries: 0, durationSeconds: 1))
-        #expect(report.masterDnsVPNSuccessLines() == "198.51.100.1:53 (t.example) - UP: 100 DOWN: 900\n")
-        #expect(report.masterDnsVPNResolverList() == "198.51.100.1:53\n")
-        #expect(report.iodineFlags().contains("-m 900"))
+                                summary: .init(pairs: 2, accepted: 2, rejected: 0, notTested: 0, rejectedBy: [:], queries: 0, durationSeconds: 1),
+                                engines: EngineScan.all(Engine.allCases, pairs: [clean, lossy]))
+        let files = Dictionary(uniqueKeysWithValues: report.engineExportFiles())
+        #expect(files["exports/masterdnsvpn-go/client_resolvers.txt"]?.contains("\n198.51.100.1\n") == true)
+        #expect(files["exports/masterdnsvpn-go/client_resolvers.txt"]?.contains("198.51.100.2") == false)
+        #expect(files["exports/dnstt/dnstt-client.args"]?.contains("198.51.100.2") == false)
+        #expect(report.engines?.allSatisfy { !$0.synced.usable.contains { $0.resolver == lossy.resolver } } == true)
         let markdown = report.markdown()
         #expect(markdown.contains("50.0 % (19–81 %, 3 of 6), above the threshold"))
         #expect(markdown.contains("1 pair(s) lost more than 20 %"))
