@@ -81,7 +81,10 @@ struct CapturedDNS {
 
     enum Failure: Error { case format(String) }
 
-    /// Minimal reader for the fixtures: classic little-endian pcap, Ethernet, IPv4, UDP.
+    /// Minimal reader for the fixtures: classic little-endian pcap, Ethernet, IPv4, UDP. It reads the
+    /// DNS wire itself, not through DNSWire, because what it checks is how the resolver laid the
+    /// bytes out (owner names as 2-byte pointers, the OPT record's own size), which DNSWire's parser
+    /// rightly hides by decompressing names.
     static func read(_ data: Data) throws -> [CapturedDNS] {
         let b = [UInt8](data)
         func u16(_ i: Int) -> Int { Int(b[i]) << 8 | Int(b[i + 1]) }
