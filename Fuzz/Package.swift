@@ -16,9 +16,11 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [.package(path: "..")],
     targets: [
+        // libFuzzer's LLVMFuzzerRunDriver, declared for Swift (the definition comes with -sanitize=fuzzer).
+        .target(name: "CLibFuzzer", path: "CLibFuzzer"),
         .executableTarget(
             name: "tunnelprobe-fuzz",
-            dependencies: [.product(name: "FuzzEntries", package: rootPackage)],
+            dependencies: ["CLibFuzzer", .product(name: "FuzzEntries", package: rootPackage)],
             path: "Driver",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),

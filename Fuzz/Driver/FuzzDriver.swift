@@ -1,7 +1,7 @@
+import CLibFuzzer
 import Foundation
 import FuzzEntries
 
-/// libFuzzer supplies `main` (this target is built with -sanitize=fuzzer and -parse-as-library);
 /// TUNNELPROBE_FUZZ_TARGET names which entry gets the inputs (scripts/fuzz.sh sets it).
 let entry: FuzzEntry = {
     let name = ProcessInfo.processInfo.environment["TUNNELPROBE_FUZZ_TARGET"] ?? ""
@@ -17,4 +17,15 @@ let entry: FuzzEntry = {
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     entry.run(FuzzInput.bytes(data, size))
     return 0
+}
+
+/// The program's entry. SwiftPM links an executable target's `main` as `<module>_main`, so libFuzzer's
+/// own `main` is not used: this one hands the command line to libFuzzer's driver (-parse-as-library
+/// keeps Swift from emitting a `main` of its own).
+@_cdecl("tunnelprobe_fuzz_main")
+public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    _ = entry
+    var count = argc
+    var arguments = argv
+    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in fuzzOneInput(data, size) }
 }
