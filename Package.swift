@@ -188,7 +188,7 @@ let package = Package(
         .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "EngineModels", "ProbeProtocol", "DNSWire", "Reports", "Base", "Fates"] + nio),
         .testTarget(name: "PathMetricsTests", dependencies: ["PathMetrics", "Base"]),
         .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "Base"]),
-        .testTarget(name: "TraceAnalysisTests", dependencies: ["TraceAnalysis", "Capture", "Reports", "DNSWire", "Fates"]),
+        .testTarget(name: "TraceAnalysisTests", dependencies: ["TraceAnalysis", "Capture", "Reports", "DNSWire", "Fates", "TestSupport"]),
         .testTarget(name: "FECTests", dependencies: ["FEC"]),
         .testTarget(name: "LinkSimTests", dependencies: ["TestSupport", "LinkSim", "FEC", "Reports", "Base", "Fates"]),
         .testTarget(name: "ImpairmentTests", dependencies: ["Impairment", "DNSWire", "Base", "Fates", "ProbeClient"] + nio),

@@ -2,12 +2,17 @@ import Base
 import TraceAnalysis
 import Foundation
 
-/// The report kinds a run directory can hold, each `<kind>.json` with schema `tunnelprobe.<kind>/1`.
+/// The report kinds a run directory can hold, each `<kind>.json` with schema `tunnelprobe.<kind>/<n>`.
 public enum ReportKind: String, CaseIterable, Codable, Sendable {
     case scan, path, trace, simulate, verify, resilience
 
     public var fileName: String { rawValue + ".json" }
-    public var schema: String { "tunnelprobe.\(rawValue)/1" }
+    /// The schema this version writes.
+    public var schema: String { "tunnelprobe.\(rawValue)/\(self == .trace ? 2 : 1)" }
+    /// The schemas it reads: the current one and earlier ones whose files still decode.
+    public var readableSchemas: [String] {
+        self == .trace ? [schema, "tunnelprobe.trace/1"] : [schema]
+    }
     public var title: String {
         switch self {
         case .scan: "Resolver scan"
@@ -152,7 +157,7 @@ public struct RunDirectory: Sendable {
             case .schema(let s):
                 schema = s
             }
-            guard let kind = ReportKind.allCases.first(where: { $0.schema == schema }) else {
+            guard let kind = ReportKind.allCases.first(where: { $0.readableSchemas.contains(schema) }) else {
                 if schema.hasPrefix("tunnelprobe.fates/") || schema.hasPrefix("tunnelprobe.compare/") { continue }
                 dir.problems.append("\(name): unknown schema \(schema)")
                 continue

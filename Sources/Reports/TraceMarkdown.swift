@@ -18,6 +18,7 @@ extension TraceReport {
         s += ".\n\n"
         s += "## Packets\n\n| total | decoded | DNS messages | other UDP/TCP | TCP segments skipped |\n|---:|---:|---:|---:|---:|\n"
         s += "| \(packets.total) | \(packets.decoded) | \(packets.dns) | \(packets.notDNS) | \(packets.tcpSegmentsSkipped) |\n\n"
+        if let warning = snapWarning { s += "**Truncated capture:** \(warning.dropFirst("warning: truncated capture: ".count)).\n\n" }
         if !packets.undecoded.isEmpty {
             s += "Not decoded: " + packets.undecoded.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + "\n\n"
         }
@@ -55,8 +56,21 @@ extension TraceReport {
             s += "\(totals.lost) lost (\(totals.late) late), \(totals.duplicates) duplicate responses"
             if let p50 = totals.rttMs.p50, let p99 = totals.rttMs.p99 { s += ", RTT p50 \(Self.number(p50)) ms p99 \(Self.number(p99)) ms" }
         }
+        if let warning = snapWarning { s += " [\(warning)]" }
         if !run.complete { s += " [incomplete: \(run.interruption ?? "interrupted")]" }
         return s + "\nreport: \(directory)/trace.md"
+    }
+
+    /// What the capture's snap length cut, when it cut anything: responses still matched (answered or
+    /// late, contents unseen) and DNS packets cut before their question ended (not analysed at all).
+    var snapWarning: String? {
+        let responses = result.totals.snapTruncated ?? 0
+        let packets = result.packets.undecoded["snapTruncated"] ?? 0
+        guard responses > 0 || packets > 0 else { return nil }
+        var parts: [String] = []
+        if responses > 0 { parts.append("\(responses) responses cut by the snap length, counted by their question (contents unseen)") }
+        if packets > 0 { parts.append("\(packets) packets cut before their DNS question, not analysed") }
+        return "warning: truncated capture: " + parts.joined(separator: "; ") + "; capture with a larger snap length (tcpdump -s 0)"
     }
 
     static func table(header: String, rows: [(String, TraceStats)]) -> String {

@@ -1,9 +1,10 @@
 public import TraceAnalysis
 
-/// What `tunnelprobe trace` found in one or more captures (`"schema": "tunnelprobe.trace/1"`):
-/// the run, then the analysis' `TraceResult` fields.
+/// What `tunnelprobe trace` found in one or more captures (`"schema": "tunnelprobe.trace/2"`):
+/// the run, then the analysis' `TraceResult` fields. Version 2 adds `snapTruncated` to every stats
+/// object; version 1 files still load (the field is then absent).
 public typealias TraceReport = ResultDocument<TraceResult>
 
 extension TraceResult: ReportResult {
-    public static let schemaName = "tunnelprobe.trace/1"
+    public static let schemaName = "tunnelprobe.trace/2"
 }

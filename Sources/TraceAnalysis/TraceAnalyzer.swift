@@ -13,6 +13,7 @@ public struct TraceAnalyzer {
     public let options: TraceOptions
     private var front: TraceFrontEnd
     private var matcher: TransactionMatcher
+    private var order: TimeOrderWindow
 
     public private(set) var records = 0
     public private(set) var decodedPackets = 0
@@ -22,7 +23,11 @@ public struct TraceAnalyzer {
         self.options = options
         front = TraceFrontEnd(options: options)
         matcher = TransactionMatcher(options: options)
+        order = TimeOrderWindow(windowNanos: options.timeOrderWindowNanos, maxEvents: options.timeOrderMaxEvents)
     }
+
+    /// Events that arrived out of time order and were put back in order before matching.
+    public var eventsReordered: Int { order.reordered }
 
     public var dnsMessages: Int { front.dnsMessages }
     public var notDNS: Int { front.notDNS }
@@ -35,13 +40,13 @@ public struct TraceAnalyzer {
         // Reading, decoding and the front end on a second thread, matching on this one (TracePipeline).
         let pipeline = TracePipeline(reader: reader, front: front)
         let (decoder, failure, front) = pipeline.run(stop: stop) { events in
-            self.matcher.events(events)
+            self.order.push(events, to: &self.matcher)
         }
         self.front = front
         records += reader.records
         decodedPackets += decoder.decoded
         undecoded.add(decoder.undecoded)
-        return TraceFile(path: path, format: reader.format, linkType: reader.linkType.description,
+        return TraceFile(path: path, format: reader.format, linkType: reader.linkTypeDescription,
                                 records: reader.records, error: failure?.reason, errorOffset: failure?.offset)
     }
 
@@ -49,19 +54,21 @@ public struct TraceAnalyzer {
     /// grouping path for every query, none of the pipeline's shortcuts.
     public mutating func packet(_ header: PacketHeader, _ payload: UnsafeRawBufferPointer) {
         front.own()
-        Self.packet(header, payload, front: &front, matcher: &matcher)
+        Self.packet(header, payload, front: &front, order: &order, matcher: &matcher)
     }
 
     private static func packet(
-        _ header: PacketHeader, _ payload: UnsafeRawBufferPointer, front: inout TraceFrontEnd, matcher: inout TransactionMatcher
+        _ header: PacketHeader, _ payload: UnsafeRawBufferPointer, front: inout TraceFrontEnd, order: inout TimeOrderWindow,
+        matcher: inout TransactionMatcher
     ) {
-        front.packet(header, payload, knownDomains: false) { matcher.event($0) }
+        front.packet(header, payload, knownDomains: false) { order.push($0, to: &matcher) }
     }
 
     // MARK: - Results
 
     /// Ends the analysis: every query still waiting is lost (no response by the end of the capture).
     public mutating func finish() {
+        order.drain(to: &matcher)
         matcher.finish()
     }
 
@@ -72,6 +79,7 @@ public struct TraceAnalyzer {
         var undecodedAll = undecoded.byReason
         for (reason, count) in front.dnsUndecoded { undecodedAll[reason, default: 0] += count }
         undecodedAll["tcpSegmentsSkipped"] = nil
+        if front.snapCutUnscanned > 0 { undecodedAll[UndecodedReason.snapTruncated.rawValue, default: 0] += front.snapCutUnscanned }
         let packets = TracePackets(total: records, decoded: decodedPackets, undecoded: undecodedAll,
                                           dns: front.dnsMessages, notDNS: front.notDNS, tcpSegmentsSkipped: front.streams.skipped)
         var total = TraceMetrics()

@@ -22,6 +22,10 @@ struct TraceEvent {
     /// DNS header flags (RFC 1035 section 4.1.1): QR, TC, RCODE.
     var flags: UInt16
     var kind: Kind
+    /// The snap length cut the message after its question (`size` is its size on the wire).
+    var snapCut = false
+    /// Reading order, for TimeOrderWindow's ties (in the padding: the event stays 64 bytes).
+    var serial: UInt32 = 0
 
     static func tick(_ time: Int64) -> TraceEvent {
         TraceEvent(key: TransactionKey(), domain: 0, size: 0, time: time, hash: 0, flags: 0, kind: .tick)

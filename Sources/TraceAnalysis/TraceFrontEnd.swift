@@ -71,6 +71,8 @@ struct TraceFrontEnd {
 
     private(set) var dnsMessages = 0
     private(set) var notDNS = 0
+    /// DNS messages the snap length cut before their question ended (counted as `snapTruncated`).
+    private(set) var snapCutUnscanned = 0
 
     init(options: TraceOptions) {
         encodedLabelMin = options.encodedLabelMin
@@ -143,7 +145,7 @@ struct TraceFrontEnd {
     ) -> Bool {
         var scan = DNSQuestionScan()
         if let failure = DNSQuestionScan.scan(bytes, scratch: name, labelStarts: labelStarts, into: &scan) {
-            failures[failure.index] += 1
+            if header.missingBytes > 0 { snapCutUnscanned += 1 } else { failures[failure.index] += 1 }
             return false
         }
         dnsMessages += 1
@@ -171,8 +173,8 @@ struct TraceFrontEnd {
                                  qtype: scan.qtype, name: scan.nameHash)
             kind = .response
         }
-        emit(TraceEvent(key: key, domain: domain, size: Int32(truncatingIfNeeded: bytes.count), time: time, hash: key.hash,
-                        flags: scan.flags, kind: kind))
+        emit(TraceEvent(key: key, domain: domain, size: Int32(truncatingIfNeeded: bytes.count + header.missingBytes), time: time,
+                        hash: key.hash, flags: scan.flags, kind: kind, snapCut: header.missingBytes > 0))
         return true
     }
 

@@ -23,6 +23,9 @@ struct TraceMetrics {
     /// Query-order sequence numbers handed out (RFC 4737 needs one per query, in send order).
     var nextSequence: UInt32 = 0
     var truncated = 0
+    /// Responses received (answered or late) whose capture the snap length cut after their question:
+    /// matched, counted, their size the one on the wire.
+    var snapTruncated = 0
     var rcodes = [Int](repeating: 0, count: 16)
     var rtt: Histogram<UInt32>?
     var querySizes = SizeHistogram()
@@ -85,6 +88,7 @@ extension TraceMetrics {
         duplicates += o.duplicates
         unmatchedResponses += o.unmatchedResponses
         truncated += o.truncated
+        snapTruncated += o.snapTruncated
         for i in rcodes.indices { rcodes[i] += o.rcodes[i] }
         querySizes.add(o.querySizes)
         responseSizes.add(o.responseSizes)

@@ -18,6 +18,10 @@ public struct TraceOptions: Sendable, Hashable {
     public var maxResolvers = 4096
     public var maxDomains = 2048
     public var maxGroups = 8192
+    /// Events are put back in time order within this much capture time, and at most this many wait
+    /// (TimeOrderWindow, docs/TRACE.md "Records out of order").
+    public var timeOrderWindowNanos: Int64 = 10_000_000_000
+    public var timeOrderMaxEvents = 1 << 17
 
     public init() {}
 }

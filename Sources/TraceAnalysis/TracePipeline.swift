@@ -101,8 +101,8 @@ final class TracePipeline: @unchecked Sendable {
         // The closures below reach the pipeline without retaining it per packet (it outlives the run).
         unowned(unsafe) let pipeline = self
         do {
-            try reader.forEachFrame(stop: { pipeline.stopRequested.load(ordering: .relaxed) }) { frame, wireLength, time in
-                decoder.pointee.decode(frame, wireLength: wireLength, timestampNanos: time) { header, payload in
+            try reader.forEachFrame(stop: { pipeline.stopRequested.load(ordering: .relaxed) }) { frame, wireLength, time, link in
+                decoder.pointee.decode(frame, linkType: link, wireLength: wireLength, timestampNanos: time) { header, payload in
                     front.pointee.packet(header, payload, knownDomains: true) { event in
                         if cursor.pointee.batch._withUnsafeGuaranteedRef({ $0.isFull }) { pipeline.handOver(cursor) }
                         cursor.pointee.batch._withUnsafeGuaranteedRef { $0.append(event) }

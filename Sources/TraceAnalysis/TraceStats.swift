@@ -28,6 +28,10 @@ public struct TraceStats: Codable, Sendable, Hashable {
     public var rttMs: Percentiles
     /// Responses with the TC bit (RFC 1035 section 4.1.1).
     public var truncated: Int
+    /// Responses received (answered or late) that the capture's snap length cut after their question:
+    /// matched by the question they kept, so answered rather than lost; their contents were not seen.
+    /// Absent (nil) in reports written before it was counted.
+    public var snapTruncated: Int?
     public var rcodes: [String: Int]
     public var querySizes: [SizeBucket]
     public var responseSizes: [SizeBucket]
@@ -36,7 +40,7 @@ public struct TraceStats: Codable, Sendable, Hashable {
     public init(resolver: String? = nil, domain: String? = nil, recordType: String? = nil, queries: Int, retransmissions: Int,
                 answered: Int, lost: Int, late: Int, neverAnswered: Int, duplicates: Int, unmatchedResponses: Int,
                 reordered: Int, reorderedRatio: Double?, lossRatio: Double?, lossWilson95: [Double]?, rttMs: Percentiles,
-                truncated: Int, rcodes: [String: Int], querySizes: [SizeBucket], responseSizes: [SizeBucket],
+                truncated: Int, snapTruncated: Int? = 0, rcodes: [String: Int], querySizes: [SizeBucket], responseSizes: [SizeBucket],
                 groups: [TraceStats]? = nil) {
         self.resolver = resolver
         self.domain = domain
@@ -55,6 +59,7 @@ public struct TraceStats: Codable, Sendable, Hashable {
         self.lossWilson95 = lossWilson95
         self.rttMs = rttMs
         self.truncated = truncated
+        self.snapTruncated = snapTruncated
         self.rcodes = rcodes
         self.querySizes = querySizes
         self.responseSizes = responseSizes

@@ -18,7 +18,7 @@ enum TraceStatsBuilder {
             neverAnswered: m.lost - m.late, duplicates: m.duplicates, unmatchedResponses: m.unmatchedResponses,
             reordered: m.reordered, reorderedRatio: reorderedRatio, lossRatio: lossRatio,
             lossWilson95: m.queries > 0 ? wilson(m.lost, m.queries) : nil, rttMs: percentiles(m.rtt),
-            truncated: m.truncated, rcodes: rcodes, querySizes: buckets(m.querySizes), responseSizes: buckets(m.responseSizes))
+            truncated: m.truncated, snapTruncated: m.snapTruncated, rcodes: rcodes, querySizes: buckets(m.querySizes), responseSizes: buckets(m.responseSizes))
     }
 
     /// Percentiles from the HdrHistogram of microseconds (values are bucket-equivalent, 0.1% precision).

@@ -129,7 +129,7 @@ struct TransactionMatcher {
                                       resolverSequence: resolverMetrics[Int(r)].takeSequence(),
                                       groupSequence: groupMetrics[Int(g)].takeSequence(), fate: fate)
         window.append(e.key, hash: e.hash, transaction)
-        if window.count == 1 { expiryDue = min(expiryDue, e.time &+ options.tmaxNanos) }
+        if window.count == 1 { expiryDue = min(expiryDue, Self.plus(e.time, options.tmaxNanos)) }
         update(r, g) { m in
             m.queries += 1
             m.querySizes.record(size)
@@ -160,6 +160,7 @@ struct TransactionMatcher {
                     m.responseSizes.record(size)
                     m.rcodes[Int(e.rcode)] += 1
                     if e.truncated { m.truncated += 1 }
+                    if e.snapCut { m.snapTruncated += 1 }
                 }
                 // The RTT goes into the group's histogram only; a resolver's is the sum of its groups' at
                 // report time (one HdrHistogram record per response), except for the group that absorbs
@@ -183,6 +184,7 @@ struct TransactionMatcher {
                     m.responseSizes.record(size)
                     m.rcodes[Int(e.rcode)] += 1
                     if e.truncated { m.truncated += 1 }
+                    if e.snapCut { m.snapTruncated += 1 }
                 }
                 resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
                 groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
@@ -234,7 +236,7 @@ struct TransactionMatcher {
     /// answered ones are forgotten, so a duplicate is recognised until Tmax after its query), and the
     /// late window of lost ones.
     private mutating func expire() {
-        while let sent = window.oldestSent, sent + options.tmaxNanos < now {
+        while let sent = window.oldestSent, Self.plus(sent, options.tmaxNanos) < now {
             guard let (entry, serial) = window.removeOldest() else { break }
             var t = entry.transaction
             guard t.state == .pending else { continue }
@@ -243,15 +245,22 @@ struct TransactionMatcher {
             if entry.indexed {
                 t.state = .lost
                 lost[entry.key] = (t, serial)
-                lostQueue.append(LostExpiry(at: t.sent + options.tmaxNanos, key: entry.key, serial: serial))
+                lostQueue.append(LostExpiry(at: Self.plus(t.sent, options.tmaxNanos), key: entry.key, serial: serial))
             }
         }
-        while let head = lostQueue.first, head.at + options.lateWindowNanos < now {
+        while let head = lostQueue.first, Self.plus(head.at, options.lateWindowNanos) < now {
             lostQueue.removeFirst()
             if lost[head.key]?.serial == head.serial { lost[head.key] = nil }
         }
-        expiryDue = min(window.oldestSent.map { $0 &+ options.tmaxNanos } ?? .max,
-                        lostQueue.first.map { $0.at &+ options.lateWindowNanos } ?? .max)
+        expiryDue = min(window.oldestSent.map { Self.plus($0, options.tmaxNanos) } ?? .max,
+                        lostQueue.first.map { Self.plus($0.at, options.lateWindowNanos) } ?? .max)
+    }
+
+    /// Capture time plus a duration, saturating: a timestamp near 2262 (the end of Int64 nanoseconds)
+    /// plus Tmax must not trap.
+    @inline(__always) static func plus(_ time: Int64, _ duration: Int64) -> Int64 {
+        let (sum, overflow) = time.addingReportingOverflow(duration)
+        return overflow ? (duration > 0 ? .max : .min) : sum
     }
 
     /// Ends the analysis: every query still waiting is lost (no response by the end of the capture).

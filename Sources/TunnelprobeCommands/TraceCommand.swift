@@ -11,7 +11,8 @@ struct TraceCommand: ParsableCommand {
         commandName: "trace",
         abstract: "Analyse DNS in captures: answered, lost, late, duplicated, reordered, RTT per resolver and tunnel domain.",
         discussion: """
-        Reads pcap and pcapng files (tcpdump, Wireshark, `scan --capture`) through libpcap, matches each
+        Reads pcap and pcapng files (tcpdump, Wireshark, `scan --capture`; pcapng with several sections
+        and interfaces of different link types), matches each
         query with its response and writes trace.json and trace.md into reports/<run-id>/ (docs/TRACE.md).
         Files are read in the order given, as one capture. A cut or corrupt file is analysed up to the
         bad record; the report is then marked incomplete and the exit code is 66.

@@ -25,13 +25,15 @@ public struct PacketHeader: Sendable, Hashable {
     public var tcpFlags: UInt8
     /// True when the datagram was rebuilt from IP fragments.
     public var reassembled: Bool
+    /// Payload bytes the capture's snap length cut off (UDP only; 0 when the payload is whole).
+    public var missingBytes: Int
 
     public var ipVersion: Int { source.version }
 
     public init(
         timestampNanos: Int64, source: IPAddress, destination: IPAddress, transport: TransportProtocol,
         sourcePort: UInt16, destinationPort: UInt16, ipLength: Int, wireLength: Int,
-        tcpSequence: UInt32 = 0, tcpFlags: UInt8 = 0, reassembled: Bool = false
+        tcpSequence: UInt32 = 0, tcpFlags: UInt8 = 0, reassembled: Bool = false, missingBytes: Int = 0
     ) {
         self.timestampNanos = timestampNanos
         self.source = source
@@ -44,6 +46,7 @@ public struct PacketHeader: Sendable, Hashable {
         self.tcpSequence = tcpSequence
         self.tcpFlags = tcpFlags
         self.reassembled = reassembled
+        self.missingBytes = missingBytes
     }
 }
 
@@ -80,7 +83,8 @@ public enum UndecodedReason: String, Sendable, Hashable, CaseIterable, Codable {
     case ipMalformed
     /// The frame ends before the IP datagram does, and the capture did not cut it (a corrupt record).
     case ipTruncated
-    /// The capture's snap length cut the datagram.
+    /// The capture's snap length cut the datagram before its UDP header, or cut a TCP segment or a
+    /// fragment (a cut UDP datagram whose header was captured decodes, with `missingBytes`).
     case snapTruncated
     /// An IPv4/IPv6 fragment whose datagram never completed (timed out, overflowed or inconsistent).
     case fragmentUnreassembled

@@ -5,6 +5,12 @@ public enum LinkType: Sendable, Hashable, CustomStringConvertible {
     case null
     /// DLT_EN10MB (1): Ethernet II, with any number of 802.1Q / 802.1ad tags.
     case ethernet
+    /// DLT_PPP (9): PPP (RFC 1661), with or without the RFC 1662 address and control bytes.
+    case ppp
+    /// DLT_PPP_SERIAL (50): PPP in HDLC-like framing (RFC 1662), or Cisco HDLC.
+    case pppSerial
+    /// DLT_PPP_ETHER (51): a PPPoE header (RFC 2516) first, no Ethernet header.
+    case pppoe
     /// DLT_RAW (12 on Linux, 14 on OpenBSD; LINKTYPE_RAW 101 in files): the IP header first.
     case raw
     /// DLT_LOOP (108): like NULL, the family in network byte order (OpenBSD loopback).
@@ -24,6 +30,9 @@ public enum LinkType: Sendable, Hashable, CustomStringConvertible {
         switch dlt {
         case 0: self = .null
         case 1: self = .ethernet
+        case 9: self = .ppp
+        case 50: self = .pppSerial
+        case 51: self = .pppoe
         case 12, 14, 101: self = .raw
         case 108: self = .loop
         case 113: self = .linuxSLL
@@ -39,6 +48,9 @@ public enum LinkType: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .null: 0
         case .ethernet: 1
+        case .ppp: 9
+        case .pppSerial: 50
+        case .pppoe: 51
         case .raw: 12
         case .loop: 108
         case .linuxSLL: 113
@@ -53,6 +65,9 @@ public enum LinkType: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .null: "NULL"
         case .ethernet: "ETHERNET"
+        case .ppp: "PPP"
+        case .pppSerial: "PPP_HDLC"
+        case .pppoe: "PPP_ETHER"
         case .raw: "RAW"
         case .loop: "LOOP"
         case .linuxSLL: "LINUX_SLL"

@@ -9,6 +9,8 @@ public struct CaptureError: Error, Sendable, Equatable, CustomStringConvertible 
         case notACapture
         /// A record or block is cut short or inconsistent (`offset` says where).
         case corrupt
+        /// A record's time is outside what Int64 nanoseconds since 1970 hold (1970 to 2262-04-11).
+        case timestampOutOfRange
         /// The BPF filter does not compile.
         case badFilter
         /// The capture device cannot be opened or activated (missing, no permission).

@@ -1,14 +1,17 @@
 import CPcap
 import Foundation
 
-/// Reads a capture file through libpcap: classic pcap (micro- and nanosecond, either byte order) and
-/// pcapng (several interfaces of one link type, each with its own `if_tsresol`), every timestamp in
-/// nanoseconds (`pcap_open_offline_with_tstamp_precision`). An optional BPF filter is compiled by libpcap.
+/// Reads a capture file: classic pcap (micro- and nanosecond, either byte order) through libpcap, every
+/// timestamp in nanoseconds (`pcap_open_offline_with_tstamp_precision`); pcapng with `PcapngReader`
+/// (each section in its own byte order, each interface with its own link type, `if_tsresol` and
+/// `if_tsoffset`). An optional BPF filter is compiled by libpcap (per link type for pcapng).
 ///
-/// Errors are typed: an empty file, a file that is not a capture, a cut or corrupt record (with the
-/// byte offset where reading stopped, after every earlier record has been delivered).
+/// Errors are typed: an empty file, a file that is not a capture, a cut or corrupt record, a timestamp
+/// that Int64 nanoseconds cannot hold (with the byte offset where reading stopped, after every earlier
+/// record has been delivered).
 public final class CaptureFileReader {
     public let path: String
+    /// The link type of the file (of its first interface for pcapng; `linkTypes` has them all).
     public let linkType: LinkType
     /// The snap length the file declares.
     public let snapLength: Int
@@ -17,6 +20,13 @@ public final class CaptureFileReader {
     /// Records read so far (after the filter).
     public private(set) var records = 0
     private var handle: OpaquePointer?
+    private var pcapng: PcapngReader?
+
+    /// Every link type seen so far (pcapng interfaces can differ; after reading, all of the file's).
+    public var linkTypes: [LinkType] { pcapng.map { $0.linkTypes.isEmpty ? [linkType] : $0.linkTypes } ?? [linkType] }
+
+    /// The link types for a summary: "ETHERNET", or "ETHERNET+RAW" for a mixed pcapng.
+    public var linkTypeDescription: String { linkTypes.map(\.description).joined(separator: "+") }
 
     public init(path: String, filter: String? = nil) throws(CaptureError) {
         self.path = path
@@ -31,6 +41,13 @@ public final class CaptureFileReader {
         default:
             throw CaptureError(.notACapture, String(format: "not a pcap or pcapng file (starts with 0x%08x)", magic),
                                source: path, offset: 0)
+        }
+        if format == "pcapng" {
+            let reader = try PcapngReader(path: path, filter: filter)
+            pcapng = reader
+            linkType = reader.firstLinkType
+            snapLength = reader.firstSnapLength
+            return
         }
         var errbuf = [CChar](repeating: 0, count: Int(CPcap_ERRBUF_SIZE))
         guard let p = pcap_open_offline_with_tstamp_precision(path, CPcap_TSTAMP_PRECISION_NANO, &errbuf) else {
@@ -62,13 +79,29 @@ public final class CaptureFileReader {
     }
 
     /// Hands every record to `body` (frame bytes valid during the call, wire length, time in ns since
-    /// the epoch). Returns at the end of the file, or early when `stop` says so (asked every 4096
-    /// records); throws `.corrupt` with the offset where reading stopped when a record is cut or
-    /// invalid, after delivering every record before it.
+    /// the epoch), ignoring link types: for callers that wrote the file themselves with one.
     public func forEachFrame(
         stop: () -> Bool = { false }, _ body: (UnsafeRawBufferPointer, Int, Int64) -> Void
     ) throws(CaptureError) {
+        try forEachFrame(stop: stop) { frame, wire, time, _ in body(frame, wire, time) }
+    }
+
+    /// Hands every record to `body` (frame bytes valid during the call, wire length, time in ns since
+    /// the epoch, the link type of its interface). Returns at the end of the file, or early when `stop`
+    /// says so (asked every 4096 records); throws `.corrupt` with the offset where reading stopped when
+    /// a record is cut or invalid, after delivering every record before it.
+    public func forEachFrame(
+        stop: () -> Bool = { false }, _ body: (UnsafeRawBufferPointer, Int, Int64, LinkType) -> Void
+    ) throws(CaptureError) {
+        if let pcapng {
+            try pcapng.forEachFrame({
+                records += 1
+                return records & 4095 != 0 || !stop()
+            }, body)
+            return
+        }
         guard let p = handle else { return }
+        let linkType = self.linkType
         var header: UnsafeMutablePointer<pcap_pkthdr>?
         var data: UnsafePointer<UInt8>?
         // A classic pcap's records are laid end to end after the 24-byte file header: track where the
@@ -80,9 +113,16 @@ public final class CaptureFileReader {
                 let h = header.pointee
                 records += 1
                 if records & 4095 == 0, stop() { return }
+                let start = offset
                 offset += 16 + Int(h.caplen)
-                body(UnsafeRawBufferPointer(start: data, count: Int(h.caplen)), Int(h.len),
-                     Int64(h.ts.tv_sec) * 1_000_000_000 + Int64(h.ts.tv_usec))
+                // A classic pcap's 32-bit seconds always fit; the check keeps a trap out of any other source.
+                let (whole, overflow) = Int64(h.ts.tv_sec).multipliedReportingOverflow(by: 1_000_000_000)
+                let (time, overflow2) = whole.addingReportingOverflow(Int64(h.ts.tv_usec))
+                guard !overflow, !overflow2, time >= 0 else {
+                    throw CaptureError(.timestampOutOfRange, "timestamp out of range (\(h.ts.tv_sec) s): not between 1970 and 2262-04-11",
+                                       source: path, offset: start)
+                }
+                body(UnsafeRawBufferPointer(start: data, count: Int(h.caplen)), Int(h.len), time, linkType)
             } else if status == -2 {
                 return
             } else {
