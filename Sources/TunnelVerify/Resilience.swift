@@ -236,7 +236,8 @@ struct ResilienceSession: Sendable {
                exit == nil || body.split(whereSeparator: \.isNewline).first.map(String.init) == exit { break }
             if Task.isCancelled { throw StartFailure(reason: "interrupted", process: process, handshakeMs: handshakeMs) }
             guard clock.now < dataDeadline else {
-                throw StartFailure(reason: "handshake done but no data through \(dataPath) within \(configuration.deadline) of it", process: process,
+                let hint = engine.dataStallHint(log: process.logText).map { "; \($0)" } ?? ""
+                throw StartFailure(reason: "handshake done but no data through \(dataPath) within \(configuration.deadline) of it\(hint)", process: process,
                                    handshakeMs: handshakeMs)
             }
             try? await clock.sleep(for: .milliseconds(50))

@@ -174,3 +174,50 @@ struct ResilienceLabTests {
     }
 }
 }
+
+/// iodine through the lab's default resolver, unbound with QNAME minimisation on (RFC 9156), as
+/// real resolvers run. unbound asks iodined for the tunnel domain plus the *last* data label of
+/// iodine's name alone (QTYPE A) and sends the full name only after that times out (IodineNames):
+/// with iodine's defaults data barely crosses. The nearest faithful client configuration names
+/// its data in one label (`-M 74` for t.lab.test) and uses CNAME queries, the only type that
+/// survives the resolver's A-first query (`-T CNAME`; iodine's own detection finds it after 15 s).
+let qnameLab = TunnelLab(qnameMinimisation: true)
+
+func oneLabelIodineProfile(_ lab: LabStatus) -> String {
+    let limit = IodineNames(domain: lab.tunnel!.domain, arguments: []).oneLabelLimit
+    return iodineProfile(lab).replacingOccurrences(of: #""iodine":{"#, with: #""iodine":{"extraArguments":["-T","CNAME","-M","\#(limit)"],"#)
+}
+
+extension VerifierLabTests {
+@Suite(.serialized, .teardown { await qnameLab.down() }, .enabled(if: LabGate.tunnelLab.runs, "QNAME-minimisation lab tests need root and the engines"))
+struct QNAMEMinimisationLabTests {
+    func lab() async throws -> LabStatus {
+        try LabGate.tunnelLab.check()
+        return try await qnameLab.up()
+    }
+
+    /// Each cycle is judged by verify's own timing rule (PhaseTiming, default deadline 25 s). Five
+    /// starts take five of iodined's 16 user slots (each held a minute after its client's last
+    /// query); a start refused for want of one fails with that reason ("Server full").
+    @Test(.timeLimit(.minutes(3))) func fiveCyclesPassThroughTheDefaultResolver() async throws {
+        let lab = try await lab()
+        let run = try await resilience(lab, profile: oneLabelIodineProfile(lab), command: "verify", deadline: 25, ["--cycles", "5"])
+        defer { try? FileManager.default.removeItem(atPath: run.directory) }
+        let report = try #require(run.report, "no report: \(run.stderr)")
+        #expect(run.status == 0, "\(report.summaryLine) \(report.cycles)")
+        #expect(report.cycles.count == 5 && report.cycles.allSatisfy(\.ok), "\(report.cycles)")
+        #expect(report.cycles.allSatisfy { $0.handshakeMs != nil && ($0.firstDataMs ?? -1) >= ($0.handshakeMs ?? 0) })
+        let leftovers = try #require(report.leftovers)
+        #expect(leftovers.clean, "\(leftovers)")
+    }
+
+    /// With iodine's defaults the failure is named for what it is, not a bare "no data".
+    @Test(.timeLimit(.minutes(3))) func iodineDefaultsFailWithTheNamedReason() async throws {
+        let lab = try await lab()
+        let run = try await verify(lab, profile: iodineProfile(lab), deadline: 40, ["--whoami-url", lab.tunnel!.whoamiURL])
+        let report = try #require(run.report, "no report: \(run.stderr)")
+        #expect(report.verdict == .fail, "\(report.summaryLine)")
+        #expect(report.summaryLine.contains("looks QNAME-minimising") && report.summaryLine.contains("-M 74"), "\(report.summaryLine)")
+    }
+}
+}
