@@ -117,6 +117,31 @@ struct ResilienceLabTests {
         await expectClean(lab)
     }
 
+    /// iodine shuts itself down after 60 s without downstream data ("No downstream data received
+    /// in 60 seconds, shutting down"): a 62 s resolver outage makes it do so. The scenario says the
+    /// engine exited, and the next scenario finds it gone and starts it again instead of measuring
+    /// a dead engine as "did not recover".
+    @Test(.timeLimit(.minutes(3))) func anEngineThatShutItselfDownIsStartedAgain() async throws {
+        let lab = try await lab()
+        let run = try await resilience(lab, profile: fastIodineProfile(lab), [
+            "--scenarios", "resolver-outage,address-change", "--outage", "62", "--recovery-bound", "5",
+        ])
+        defer { try? FileManager.default.removeItem(atPath: run.directory) }
+        let report = try #require(run.report, "no report: \(run.stderr)")
+        #expect(report.scenarios.map(\.scenario) == ["resolver-outage-62s", "address-change"])
+        let outage = try #require(report.scenarios.first)
+        #expect(outage.recoverySeconds == nil && outage.recoveryNote == "did not recover within 5 s (the engine exited)", "\(outage)")
+        #expect(outage.notes.contains { $0.hasPrefix("the engine exited during the scenario (status") && $0.contains("No downstream data received in 60 seconds") },
+                "\(outage.notes)")
+        let after = try #require(report.scenarios.last)
+        #expect(after.notes.contains { $0.hasPrefix("before this scenario the engine had exited") }, "\(after.notes)")
+        #expect(after.recoverySeconds != nil, "\(after)")
+        // The page's summary lists every note, each named by its scenario.
+        let html = report.result.htmlSection()
+        for note in outage.notes + after.notes { #expect(html.contains(HTML.escape(note)), "\(note)") }
+        await expectClean(lab)
+    }
+
     /// The same disruptions against wireguard-go, so one report compares engines.
     @Test(.timeLimit(.minutes(1))) func wireguardGoRecoversFromUplinkLossAndRestart() async throws {
         let lab = try await lab()
