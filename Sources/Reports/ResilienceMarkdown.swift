@@ -13,6 +13,13 @@ extension ResilienceResult {
             lines.append("")
             lines.append("SOCKS-shaped engine: first data and probes went through its SOCKS5 proxy `\(socks)`.")
         }
+        let summary = summaryLines
+        if !summary.isEmpty {
+            lines.append("")
+            lines.append("## Summary")
+            lines.append("")
+            for line in summary { lines.append("- \(line)") }
+        }
         if !cycles.isEmpty {
             lines.append("")
             lines.append("## Cycles")

@@ -87,6 +87,9 @@ struct Engine: Sendable {
                 ("Got SERVFAIL as reply", "the resolver could not reach the tunnel server (SERVFAIL)"),
                 ("Got NXDOMAIN as reply", "the resolver says the tunnel domain does not exist (NXDOMAIN)"),
                 ("Got REFUSED as reply", "the resolver refused the queries (REFUSED)"),
+                // iodined 0.7 has 16 user slots and frees one only a minute after its client's last
+                // query (there is no logout), so quick restarts against one server can run out.
+                ("Server full", "the server has no free user slot (iodined frees a slot a minute after its client's last query)"),
             ]
             engine.timeoutHints = [
                 ("Retrying version check", "resolver unreachable: no answer to the version check"),
@@ -246,6 +249,20 @@ struct Engine: Sendable {
             }
         }
         return .pending
+    }
+
+    /// Why data may not cross after a done handshake, from the engine's settings and log (iodine
+    /// behind a QNAME-minimising resolver, `IodineNames`); nil when nothing is known.
+    func dataStallHint(log: String) -> String? {
+        guard kind == .iodine, let domain = carrierDomain else { return nil }
+        return IodineNames(domain: domain, arguments: extraArguments).dataStallHint(log: log)
+    }
+
+    /// What the engine's log says about the resolver that explains failed checks after a done
+    /// handshake (iodine's signs of a QNAME-minimising resolver); nil when it says nothing.
+    func resolverEvidence(log: String) -> String? {
+        guard kind == .iodine, let domain = carrierDomain else { return nil }
+        return IodineNames(domain: domain, arguments: extraArguments).minimisationEvidence(log: log)
     }
 
     /// Why the handshake did not finish in time, from what the log shows.

@@ -98,6 +98,8 @@ struct ResilienceSession: Sendable {
     var leftovers: ResilienceResult.Leftovers?
     var scenarios: [ResilienceResult.Scenario] = []
     var notes: [String] = []
+    /// Scenarios not run because the engine was gone and did not come back.
+    var scenariosNotRun: [String] = []
     var interrupted = false
     var starts = 0
     var split: ResilienceResult.Split?
@@ -236,7 +238,8 @@ struct ResilienceSession: Sendable {
                exit == nil || body.split(whereSeparator: \.isNewline).first.map(String.init) == exit { break }
             if Task.isCancelled { throw StartFailure(reason: "interrupted", process: process, handshakeMs: handshakeMs) }
             guard clock.now < dataDeadline else {
-                throw StartFailure(reason: "handshake done but no data through \(dataPath) within \(configuration.deadline) of it", process: process,
+                let hint = engine.dataStallHint(log: process.logText).map { "; \($0)" } ?? ""
+                throw StartFailure(reason: "handshake done but no data through \(dataPath) within \(configuration.deadline) of it\(hint)", process: process,
                                    handshakeMs: handshakeMs)
             }
             try? await clock.sleep(for: .milliseconds(50))
@@ -290,19 +293,55 @@ struct ResilienceSession: Sendable {
                 notes.append("split check not run: a split decides which destinations are routed into the TUN, and this engine has no TUN (SOCKS-shaped); split: null")
             }
         }
+        var planned: [(kind: DisruptionKind, length: Duration?)] = []
         for kind in configuration.disruptions {
             if kind == .resolverOutage, engine.carrierDomain == nil {
                 notes.append("resolver-outage not run: \(engine.kind.rawValue) uses no resolver")
                 continue
             }
             let lengths: [Duration?] = (kind == .uplinkDown || kind == .resolverOutage) ? configuration.outages.map { $0 } : [nil]
-            for length in lengths {
-                if Task.isCancelled { interrupted = true; break }
-                if let next = await scenario(kind, length: length, running: current) { current = next } else { return }
+            planned += lengths.map { (kind: kind, length: $0) }
+        }
+        for (index, step) in planned.enumerated() {
+            if Task.isCancelled { interrupted = true; break }
+            // An engine that shut itself down (iodine after 60 s without downstream data) is no
+            // engine to disrupt: the tool starts it again, or the remaining scenarios are not run.
+            var restartNote: String?
+            if let gone = await engineGone(current) {
+                _ = await stop(current.process, pid: current.pid)
+                await killStrays()
+                do {
+                    current = try await start()
+                    restartNote = "before this scenario the engine had exited (\(gone)); the tool started it again (handshake \(current.handshakeMs) ms, first data \(current.firstDataMs) ms after the launch)"
+                } catch {
+                    _ = await stop(error.process, pid: nil)
+                    if Task.isCancelled { interrupted = true; return }
+                    let skipped = planned[index...].map { Self.scenarioName($0.kind, length: $0.length) }
+                    scenariosNotRun += skipped
+                    notes.append("the engine had exited (\(gone)) before \(skipped[0]) and did not come back (\(error.reason)); not run: \(skipped.joined(separator: ", "))")
+                    await killStrays()
+                    return
+                }
             }
+            if let next = await scenario(step.kind, length: step.length, running: current, restartNote: restartNote) { current = next } else { return }
         }
         _ = await stop(current.process, pid: current.pid)
         await killStrays()
+    }
+
+    static func scenarioName(_ kind: DisruptionKind, length: Duration?) -> String {
+        kind.rawValue + (length.map { "-\(seconds($0))s" } ?? "")
+    }
+
+    /// How the engine of `running` ended, in words for the report ("status 0, its last line: ..."),
+    /// or nil while it or a process it left runs in the sandbox (an
+    /// engine that replaced itself is still an engine).
+    func engineGone(_ running: Running) async -> String? {
+        guard let status = running.process.exitStatus else { return nil }
+        if let outcome = try? await Host.run([tools.ip, "netns", "pids", sandbox.namespace]),
+           outcome.output.split(whereSeparator: \.isWhitespace).contains(where: { Int32($0) != nil }) { return nil }
+        let last = Host.lastLine(running.process.logText).map { ", its last line: \"\($0)\"" } ?? ""
+        return "status \(status)\(last)"
     }
 
     mutating func runCycles() async {
@@ -344,14 +383,14 @@ struct ResilienceSession: Sendable {
 
     /// One scenario: baseline probes, the disruption, probes until the first answer after it (or
     /// the bound), a short tail. Returns the engine to use next, `nil` when none runs any more.
-    mutating func scenario(_ kind: DisruptionKind, length: Duration?, running: Running) async -> Running? {
-        let name = kind.rawValue + (length.map { "-\(Self.seconds($0))s" } ?? "")
+    mutating func scenario(_ kind: DisruptionKind, length: Duration?, running: Running, restartNote: String? = nil) async -> Running? {
+        let name = Self.scenarioName(kind, length: length)
         let origin = clock.now
         let directory = configuration.directory ?? sandbox.directory
         let capturePath = directory + "/uplink-\(name).pcap"
         var capture = try? await UplinkCapture.start(namespacePath: sandbox.namespacePath, interface: sandbox.uplink, path: capturePath, origin: origin)
         var frames: [UplinkCapture.Frame] = []
-        var scenarioNotes: [String] = []
+        var scenarioNotes: [String] = restartNote.map { [$0] } ?? []
         var captured = capture != nil
         if capture == nil { scenarioNotes.append("uplink not captured: leak verdict unknown") }
         let stopFlag = ProbeFlow.StopFlag()
@@ -446,8 +485,16 @@ struct ResilienceSession: Sendable {
         let probes = await flow.value
         if let live = capture { frames += await live.stop() }
 
-        // The engine's pid now: changed without the tool means it restarted by itself.
-        if restartedBy == nil, let current, Host.startTime(of: current.pid) == nil { restartedBy = "self" }
+        // The engine now: exited with nothing left running means it shut itself down (said, and the
+        // next scenario starts it again); its pid gone with a process still running means it
+        // restarted by itself.
+        var exited: String?
+        if let current { exited = await engineGone(current) }
+        if let exited {
+            scenarioNotes.append("the engine exited during the scenario (\(exited))")
+        } else if restartedBy == nil, let current, Host.startTime(of: current.pid) == nil {
+            restartedBy = "self"
+        }
         let process = current?.process ?? running.process
         let logLines = process.logText.split(whereSeparator: \.isNewline).map(String.init)
         let newLines = restartedBy == "tool" ? logLines : Array(logLines.dropFirst(logBefore))
@@ -488,7 +535,8 @@ struct ResilienceSession: Sendable {
         scenarios.append(.init(
             scenario: name, engine: engine.kind.rawValue, disruptionStartMs: startMs, disruptionEndMs: endMs, recoverySeconds: recovery,
             recoveryBoundSeconds: boundSeconds,
-            recoveryNote: recovery == nil ? (interrupted ? "interrupted before recovery" : "did not recover within \(Self.seconds(configuration.recoveryBound)) s") : nil,
+            recoveryNote: recovery == nil ? (interrupted ? "interrupted before recovery"
+                : "did not recover within \(Self.seconds(configuration.recoveryBound)) s" + (exited == nil ? "" : " (the engine exited)")) : nil,
             requestsSent: probes.count, requestsLost: probes.filter { !$0.ok }.count, reconnectAttempts: attempts, reconnectStorm: storm,
             engineRestarted: restartedBy, leaked: captured ? !leaks.isEmpty : nil,
             leakEvidence: leaks, probeLog: configuration.directory == nil ? nil : logName, probes: probes, failover: failover,
@@ -578,7 +626,7 @@ struct ResilienceSession: Sendable {
     func report() -> ResilienceResult {
         let cyclesOK = cycles.allSatisfy(\.ok) && cycles.count == configuration.cycles && (leftovers?.clean ?? true)
         let scenariosOK = scenarios.allSatisfy { $0.recoverySeconds != nil && $0.leaked != true }
-            && !notes.contains { $0.hasPrefix("the engine did not come up") }
+            && !notes.contains { $0.hasPrefix("the engine did not come up") } && scenariosNotRun.isEmpty
         let verdict: Verdict = interrupted ? .incomplete : (cyclesOK && scenariosOK && split?.ok != false ? .pass : .fail)
         return ResilienceResult(profile: configuration.profile.name, engine: configuration.engine.rawValue, sandbox: sandbox.namespace,
                                 socks: configuration.socks?.description,

@@ -119,6 +119,8 @@ struct VerifySession {
     var diagnostics: VerifyResult.Diagnostics
     var engineArgv: [String] = []
     var handshakeAt: ContinuousClock.Instant?
+    /// What the engine's log says about the resolver (Engine.resolverEvidence), for the reason of failed checks.
+    var resolverEvidence: String?
     var interrupted = false
     /// Which check each uplink packet is evidence for; its windows and names are filled in as the
     /// checks run.
@@ -331,7 +333,8 @@ struct VerifySession {
                 fail("data", started: started, reason: "the answer from \(whoami) did not come through the TUN: traffic goes around the tunnel")
                 return
             case .failure(let problem):
-                fail("data", started: started, reason: "handshake done but no data: \(problem)",
+                let hint = engine.dataStallHint(log: process.logText).map { "; \($0)" } ?? ""
+                fail("data", started: started, reason: "handshake done but no data: \(problem)\(hint)",
                      words: Host.lastLines(process.logText, count: 3))
                 return
             }
@@ -571,6 +574,7 @@ struct VerifySession {
     mutating func fillDiagnostics() async {
         let log = Host.readText(sandbox.directory + "/engine.log") ?? ""
         let found = engine.diagnostics(log: log)
+        resolverEvidence = engine.resolverEvidence(log: log)
         diagnostics.selectedResolver = found.resolver
         diagnostics.session = found.session
         if let counters = await sandbox.tunCounters() {
@@ -586,7 +590,10 @@ struct VerifySession {
         let reason: String? = switch verdict {
         case .pass: nil
         case .incomplete: "interrupted" + (failure.map { " at \($0.phase)" } ?? "")
-        case .fail: failure.map { "failed at \($0.phase): \($0.reason)" } ?? failedChecks.joined(separator: "; ")
+        // Checks that failed behind a resolver the engine's log describes (iodine behind a
+        // QNAME-minimising one) say so: the check's own words alone would blame the wrong thing.
+        case .fail: failure.map { "failed at \($0.phase): \($0.reason)" }
+            ?? (failedChecks + (resolverEvidence.map { [$0] } ?? [])).joined(separator: "; ")
         }
         let redacted = engineArgv.enumerated().map { index, word in
             index > 0 && engineArgv[index - 1] == "-P" ? "********" : word

@@ -117,6 +117,31 @@ struct ResilienceLabTests {
         await expectClean(lab)
     }
 
+    /// iodine shuts itself down after 60 s without downstream data ("No downstream data received
+    /// in 60 seconds, shutting down"): a 62 s resolver outage makes it do so. The scenario says the
+    /// engine exited, and the next scenario finds it gone and starts it again instead of measuring
+    /// a dead engine as "did not recover".
+    @Test(.timeLimit(.minutes(3))) func anEngineThatShutItselfDownIsStartedAgain() async throws {
+        let lab = try await lab()
+        let run = try await resilience(lab, profile: fastIodineProfile(lab), [
+            "--scenarios", "resolver-outage,address-change", "--outage", "62", "--recovery-bound", "5",
+        ])
+        defer { try? FileManager.default.removeItem(atPath: run.directory) }
+        let report = try #require(run.report, "no report: \(run.stderr)")
+        #expect(report.scenarios.map(\.scenario) == ["resolver-outage-62s", "address-change"])
+        let outage = try #require(report.scenarios.first)
+        #expect(outage.recoverySeconds == nil && outage.recoveryNote == "did not recover within 5 s (the engine exited)", "\(outage)")
+        #expect(outage.notes.contains { $0.hasPrefix("the engine exited during the scenario (status") && $0.contains("No downstream data received in 60 seconds") },
+                "\(outage.notes)")
+        let after = try #require(report.scenarios.last)
+        #expect(after.notes.contains { $0.hasPrefix("before this scenario the engine had exited") }, "\(after.notes)")
+        #expect(after.recoverySeconds != nil, "\(after)")
+        // The page's summary lists every note, each named by its scenario.
+        let html = report.result.htmlSection()
+        for note in outage.notes + after.notes { #expect(html.contains(HTML.escape(note)), "\(note)") }
+        await expectClean(lab)
+    }
+
     /// The same disruptions against wireguard-go, so one report compares engines.
     @Test(.timeLimit(.minutes(1))) func wireguardGoRecoversFromUplinkLossAndRestart() async throws {
         let lab = try await lab()
@@ -171,6 +196,53 @@ struct ResilienceLabTests {
         #expect(report.verdict == .incomplete && !report.run.complete)
         #expect(report.scenarios.first?.scenario == "uplink-down-20s")
         await expectClean(lab)
+    }
+}
+}
+
+/// iodine through the lab's default resolver, unbound with QNAME minimisation on (RFC 9156), as
+/// real resolvers run. unbound asks iodined for the tunnel domain plus the *last* data label of
+/// iodine's name alone (QTYPE A) and sends the full name only after that times out (IodineNames):
+/// with iodine's defaults data barely crosses. The nearest faithful client configuration names
+/// its data in one label (`-M 74` for t.lab.test) and uses CNAME queries, the only type that
+/// survives the resolver's A-first query (`-T CNAME`; iodine's own detection finds it after 15 s).
+let qnameLab = TunnelLab(qnameMinimisation: true)
+
+func oneLabelIodineProfile(_ lab: LabStatus) -> String {
+    let limit = IodineNames(domain: lab.tunnel!.domain, arguments: []).oneLabelLimit
+    return iodineProfile(lab).replacingOccurrences(of: #""iodine":{"#, with: #""iodine":{"extraArguments":["-T","CNAME","-M","\#(limit)"],"#)
+}
+
+extension VerifierLabTests {
+@Suite(.serialized, .teardown { await qnameLab.down() }, .enabled(if: LabGate.tunnelLab.runs, "QNAME-minimisation lab tests need root and the engines"))
+struct QNAMEMinimisationLabTests {
+    func lab() async throws -> LabStatus {
+        try LabGate.tunnelLab.check()
+        return try await qnameLab.up()
+    }
+
+    /// Each cycle is judged by verify's own timing rule (PhaseTiming, default deadline 25 s). Five
+    /// starts take five of iodined's 16 user slots (each held a minute after its client's last
+    /// query); a start refused for want of one fails with that reason ("Server full").
+    @Test(.timeLimit(.minutes(3))) func fiveCyclesPassThroughTheDefaultResolver() async throws {
+        let lab = try await lab()
+        let run = try await resilience(lab, profile: oneLabelIodineProfile(lab), command: "verify", deadline: 25, ["--cycles", "5"])
+        defer { try? FileManager.default.removeItem(atPath: run.directory) }
+        let report = try #require(run.report, "no report: \(run.stderr)")
+        #expect(run.status == 0, "\(report.summaryLine) \(report.cycles)")
+        #expect(report.cycles.count == 5 && report.cycles.allSatisfy(\.ok), "\(report.cycles)")
+        #expect(report.cycles.allSatisfy { $0.handshakeMs != nil && ($0.firstDataMs ?? -1) >= ($0.handshakeMs ?? 0) })
+        let leftovers = try #require(report.leftovers)
+        #expect(leftovers.clean, "\(leftovers)")
+    }
+
+    /// With iodine's defaults the failure is named for what it is, not a bare "no data".
+    @Test(.timeLimit(.minutes(3))) func iodineDefaultsFailWithTheNamedReason() async throws {
+        let lab = try await lab()
+        let run = try await verify(lab, profile: iodineProfile(lab), deadline: 40, ["--whoami-url", lab.tunnel!.whoamiURL])
+        let report = try #require(run.report, "no report: \(run.stderr)")
+        #expect(report.verdict == .fail, "\(report.summaryLine)")
+        #expect(report.summaryLine.contains("looks QNAME-minimising") && report.summaryLine.contains("-M 74"), "\(report.summaryLine)")
     }
 }
 }

@@ -56,6 +56,20 @@ struct ResilienceMarkdownTests {
         #expect(rendered == (try Golden.expected(rendered, file: golden)))
     }
 
+    /// The page opens with a summary and lists every note of the run, each named by where it came from.
+    @Test func theHTMLSectionListsTheSummaryAndEveryNote() {
+        let result = Self.sample().result
+        let html = result.htmlSection()
+        #expect(result.summaryLines.contains("uplink-down-1s: recovered in 0.22 s"))
+        #expect(result.summaryLines.contains("address-change: did not recover within 10 s; leaked 1 packet"))
+        #expect(result.summaryLines.contains("cycle 2: handshake: bad password"))
+        let expected = result.notes + result.scenarios.flatMap { s in s.notes.map { "\(s.scenario): \($0)" } }
+            + (result.split?.notes.map { "split: \($0)" } ?? [])
+        #expect(expected.allSatisfy(result.allNotes.contains))
+        #expect(result.allNotes.contains("resolver-outage-5s: failover not measured: iodine takes a single resolver on its command line"))
+        for line in result.summaryLines + result.allNotes { #expect(html.contains("<li>\(HTML.escape(line))</li>"), "\(line)") }
+    }
+
     @Test func jsonHasTheSchemaAndExplicitNulls() throws {
         let text = try ReportWriter.json(Self.sample())
         #expect(text.contains(#""schema" : "tunnelprobe.resilience/1""#))

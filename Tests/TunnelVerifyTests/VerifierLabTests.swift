@@ -54,12 +54,17 @@ actor TunnelLab {
     static let shared = TunnelLab()
     private var status: LabStatus?
     let name = "v" + String(UInt32.random(in: 0...UInt32.max), radix: 36).prefix(7)
+    /// The lab's default resolver minimises QNAMEs (as real resolvers do); most suites turn it off so
+    /// iodine runs with its defaults (`QNAMEMinimisationLabTests` shows what minimisation does to it).
+    let qnameMinimisation: Bool
+
+    init(qnameMinimisation: Bool = false) { self.qnameMinimisation = qnameMinimisation }
 
     var binary: String { TestEnvironment.binary }
 
     func up() async throws -> LabStatus {
         if let status { return status }
-        let config = LabConfig(name: name, qnameMinimisation: false, serverCommand: [binary, "serve", "--rate-limit", "0"],
+        let config = LabConfig(name: name, qnameMinimisation: qnameMinimisation, serverCommand: [binary, "serve", "--rate-limit", "0"],
                                tunnelDomain: "t.lab.test")
         let made = try await Lab.up(config, logger: quietLogger)
         status = made

@@ -1,12 +1,22 @@
 public import TunnelVerify
 extension ResilienceResult {
-    /// The resilience section: cycles, one chart per scenario (answered probes per 500 ms, the
-    /// disruption's bins highlighted) and the leak evidence.
+    /// The resilience section: the summary and every note (`summaryLines`, `allNotes`), cycles, one
+    /// chart per scenario (answered probes per 500 ms, the disruption's bins highlighted) and the
+    /// leak evidence.
     public func htmlSection() -> String {
         var s = "<section id=\"resilience\"><h2>Tunnel resilience</h2>"
         let tone: HTML.Tone = verdict == .pass ? .ok : (verdict == .incomplete ? .warn : .bad)
         s += "<p>\(HTML.badge(verdict.rawValue.uppercased(), tone)) \(HTML.escape(engine)) with profile “\(HTML.escape(profile))”</p>"
         if let socks { s += "<p>SOCKS-shaped engine: first data and probes went through its SOCKS5 proxy \(HTML.escape(socks)).</p>" }
+        // The summary first, then every note of the run: no note is found only inside a section.
+        let summary = summaryLines
+        if !summary.isEmpty {
+            s += "<h3>Summary</h3><ul>" + summary.map { "<li>\(HTML.escape($0))</li>" }.joined() + "</ul>"
+        }
+        let every = allNotes
+        if !every.isEmpty {
+            s += "<h3>Notes</h3><ul>" + every.map { "<li>\(HTML.escape($0))</li>" }.joined() + "</ul>"
+        }
         if !cycles.isEmpty {
             s += "<h3>Cycles</h3>"
             s += HTML.table(["cycle", "ok", "handshake ms", "first data ms", "stop ms", "failure"], cycles.map {
