@@ -62,27 +62,27 @@ public enum Resilience {
     public static func run(_ configuration: ResilienceConfiguration) async throws(VerifyError) -> ResilienceResult {
         let (engine, tools) = try configuration.prepared()
         let sandbox = Sandbox(stateRoot: configuration.stateRoot)
-        var session = ResilienceSession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox)
-        do {
-            try await sandbox.create(dnsServers: configuration.profile.dns, tools: tools)
-        } catch where error.code == .interrupted {
-            // SIGINT while the sandbox was built: nothing is left, the report is empty and incomplete.
-            session.interrupted = true
-            session.notes.append(error.message)
-            return session.report()
-        }
-        await session.execute()
-        let finished = session
-        // The engine's own words (reconnect attempts, its view of an outage) stay with the report.
-        if let directory = configuration.directory, session.starts > 0 {
-            for start in 1...session.starts {
-                let name = "/engine-\(start).log"
-                if let text = Host.readText(sandbox.directory + name) { try? Host.writeFile(directory + name, text) }
+        return try await SandboxRunner.run(ResilienceSession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox),
+                                           dnsServers: configuration.profile.dns)
+    }
+}
+
+extension ResilienceSession: SandboxSession {
+    mutating func noteStopped(_ message: String) { notes.append(message) }
+
+    /// Keeps the engine's own words (reconnect attempts, its view of an outage) with the report, then
+    /// restores the uplink.
+    func afterwards() -> @Sendable () async -> Void {
+        let finished = self
+        return {
+            if let directory = finished.configuration.directory, finished.starts > 0 {
+                for start in 1...finished.starts {
+                    let name = "/engine-\(start).log"
+                    if let text = Host.readText(finished.sandbox.directory + name) { try? Host.writeFile(directory + name, text) }
+                }
             }
+            await finished.restoreUplink()
         }
-        // A fresh task: cleanup must not see the cancellation that may have ended the run.
-        await Task.detached { await finished.restoreUplink(); await sandbox.destroy(tools: tools) }.value
-        return session.report()
     }
 }
 

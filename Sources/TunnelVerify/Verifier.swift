@@ -83,20 +83,13 @@ public enum Verifier {
     public static func run(_ configuration: VerifyConfiguration) async throws(VerifyError) -> VerifyResult {
         let (engine, tools) = try configuration.prepared()
         let sandbox = Sandbox(stateRoot: configuration.stateRoot)
-        var session = VerifySession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox)
-        do {
-            try await sandbox.create(dnsServers: configuration.profile.dns, tools: tools)
-        } catch where error.code == .interrupted {
-            // SIGINT while the sandbox was built: nothing is left, the report says what was reached.
-            session.interrupted = true
-            session.diagnostics.errors.append(error.message)
-            return session.report()
-        }
-        await session.execute()
-        // A fresh task: cleanup must not see the cancellation that may have ended the run.
-        await Task.detached { await sandbox.destroy(tools: tools) }.value
-        return session.report()
+        return try await SandboxRunner.run(VerifySession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox),
+                                           dnsServers: configuration.profile.dns)
     }
+}
+
+extension VerifySession: SandboxSession {
+    mutating func noteStopped(_ message: String) { diagnostics.errors.append(message) }
 }
 
 /// The state of one run while it goes through its phases.
