@@ -7,7 +7,7 @@ public enum ReportKind: String, CaseIterable, Codable, Sendable {
     case scan, path, trace, simulate, verify, resilience
 
     public var fileName: String { rawValue + ".json" }
-    public var schema: String { "tunnelprobe.\(rawValue)/1" }
+    public var schema: String { self == .simulate ? SimulateReport.schemaName : "tunnelprobe.\(rawValue)/1" }
     public var title: String {
         switch self {
         case .scan: "Resolver scan"
@@ -152,7 +152,9 @@ public struct RunDirectory: Sendable {
             case .schema(let s):
                 schema = s
             }
-            guard let kind = ReportKind.allCases.first(where: { $0.schema == schema }) else {
+            // simulate/1 files decode as /2 (its new fields are optional); only the recommendation rule differs.
+            let current = schema == "tunnelprobe.simulate/1" ? SimulateReport.schemaName : schema
+            guard let kind = ReportKind.allCases.first(where: { $0.schema == current }) else {
                 if schema.hasPrefix("tunnelprobe.fates/") || schema.hasPrefix("tunnelprobe.compare/") { continue }
                 dir.problems.append("\(name): unknown schema \(schema)")
                 continue
