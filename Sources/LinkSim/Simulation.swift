@@ -284,7 +284,11 @@ public enum Simulation {
             parts.append("\(words) \(c.name) (\(format(c.value(best) ?? 0, c)) vs \(format(c.value(runnerUp) ?? 0, c)) for \(runnerUp.level.name); \(out) left out beyond the noise)")
         }
         var reason = best.level.name
-        reason += parts.isEmpty ? " ties with every other level on every figure (within the noise)" : " has " + parts.joined(separator: ", ")
+        if fitting.count == 1 {
+            reason += " is the only level within the budget"
+        } else {
+            reason += parts.isEmpty ? " ties with every other level on every figure (within the noise)" : " has " + parts.joined(separator: ", ")
+        }
         if !choice.tied.isEmpty {
             reason += "; tied on every figure with \(choice.tied.joined(separator: ", ")), it costs least"
         }
