@@ -74,6 +74,8 @@ public struct Channel: Sendable {
     public private(set) var passed = 0
     /// Opportunities that carried a datagram.
     public private(set) var used = 0
+    /// The fates the sender's datagrams met, in the order they met them: what the channel really did.
+    public private(set) var replayed = LossRunCounts()
     /// Time of the next opportunity (ms since the start of the run).
     public private(set) var nextTimeMs = 0.0
 
@@ -116,7 +118,17 @@ public struct Channel: Sendable {
     @inline(__always)
     public mutating func take() -> (timeMs: Double, delivered: Bool, delayMs: Double) {
         used += 1
-        return advance()
+        let fate = advance()
+        replayed.record(lost: !fate.delivered)
+        return fate
+    }
+
+    /// Ends the replayed sequence (closes an open loss period).
+    public mutating func finishReplay() { replayed.finish() }
+
+    /// Opportunities per second: the model's rate, or the trace's packets per period.
+    public var opportunitiesPerSecond: Double {
+        kind == .trace ? Double(sentMs.count) / (periodMs / 1000) : 1000 / intervalMs
     }
 
     /// Lets every opportunity before `timeMs` pass unused.

@@ -1,3 +1,4 @@
+public import Base
 public import Histogram
 
 /// What one level did in one run (or, merged, in all runs): counts, bytes and delay histograms.
@@ -56,6 +57,18 @@ public struct LinkMetrics: Sendable {
     /// Lengths of the periods in which the receiver held data it could not release.
     public var stalls = LinkMetrics.histogram()
 
+    /// Groups as they closed: `groupSizes[k']` = groups closed with k' originals (index 0 unused).
+    public var groupSizes: [Int] = []
+    /// Residual loss after FEC alone, by cluster (FEC groups; blocks of `blockSize` originals without FEC).
+    public var residualFECClusters = ClusteredProportion()
+    /// Originals given up, by the same clusters.
+    public var lostClusters = ClusteredProportion()
+    /// What the data channel did to the datagrams sent (every kind), as sent.
+    public var channel = LossRunCounts()
+
+    /// Clusters of originals that stand in for groups when FEC is off (the largest preset group).
+    public static let blockSize = 16
+
     public var verification = GroupVerifier.Tally()
     /// The run was stopped (SIGINT) before it finished; its figures are partial.
     public var interrupted = false
@@ -112,6 +125,47 @@ public struct LinkMetrics: Sendable {
         headOfLine.add(o.headOfLine)
         stalls.add(o.stalls)
         verification.add(o.verification)
+        if groupSizes.count < o.groupSizes.count { groupSizes += Array(repeating: 0, count: o.groupSizes.count - groupSizes.count) }
+        for (i, c) in o.groupSizes.enumerated() { groupSizes[i] += c }
+        residualFECClusters.add(o.residualFECClusters)
+        lostClusters.add(o.lostClusters)
+        channel.add(o.channel)
         interrupted = interrupted || o.interrupted
+    }
+}
+
+extension LinkMetrics {
+    /// Bytes on the wire (data, repair, retransmissions, feedback, headers) per useful byte delivered;
+    /// nil when nothing was delivered.
+    public var overhead: Double? {
+        usefulBytes > 0 ? Double(dataBytes + feedbackBytes) / Double(usefulBytes) : nil
+    }
+
+    /// Useful bytes per second from the first offer to the last release; nil when nothing was delivered.
+    public var goodputBytesPerSecond: Double? {
+        let duration = lastReleaseMs - (firstOfferMs.isFinite ? firstOfferMs : 0)
+        return duration > 0 && usefulBytes > 0 ? Double(usefulBytes) / (duration / 1000) : nil
+    }
+
+    /// Sum of every stall, ms.
+    public var stallTotalMs: Double {
+        var total = 0.0
+        for v in stalls.recordedValues() { total += Double(v.value) * Double(v.count) / 1000 }
+        return total
+    }
+
+    /// The longest stall, ms (0 without any).
+    public var stallMaxMs: Double { stalls.totalCount > 0 ? Double(stalls.max) / 1000 : 0 }
+
+    /// In-order delivery delay p99, ms; nil below 100 samples.
+    public var inOrderP99Ms: Double? {
+        inOrderDelay.totalCount >= 100 ? Double(inOrderDelay.valueAtPercentile(99)) / 1000 : nil
+    }
+
+    /// Mean originals per closed group; nil without groups.
+    public var meanGroupOriginals: Double? {
+        let n = groupSizes.reduce(0, +)
+        guard n > 0 else { return nil }
+        return Double(groupSizes.enumerated().reduce(0) { $0 + $1.offset * $1.element }) / Double(n)
     }
 }

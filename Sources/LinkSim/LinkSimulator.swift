@@ -31,6 +31,8 @@ public struct LinkSimulator {
         /// Groups rebuilt through ISA-L and compared byte for byte.
         public var verifyGroups: Int
         public var seed: UInt64
+        /// Keep `LinkSimulator.sendLog`, one record per datagram sent (tests count groups from it).
+        public var recordsLog = false
         /// Polled every 65 536 events; true stops the run, whose metrics are then marked interrupted.
         public var isCancelled: (@Sendable () -> Bool)?
 
@@ -99,6 +101,20 @@ public struct LinkSimulator {
         var nackCount = 0
     }
 
+    /// One datagram on the data channel, as the sender emitted it.
+    public struct SendRecord: Sendable, Equatable {
+        public enum Kind: Sendable, Equatable { case original, repair, retransmission }
+        public var kind: Kind
+        public var timeMs: Double
+        /// Sequence number (originals, retransmissions); -1 for repair symbols.
+        public var seq: Int
+        /// FEC group (-1 without FEC).
+        public var group: Int
+    }
+
+    /// Every datagram sent, when `Settings.recordsLog` is set; empty otherwise.
+    public private(set) var sendLog: [SendRecord] = []
+
     private let settings: Settings
     private var data: Channel
     private var feedbackChannel: Channel
@@ -152,6 +168,12 @@ public struct LinkSimulator {
     private let groupFirstTxLostOriginals: UnsafeMutablePointer<Int32>
     /// Erased symbol indices of the group now being sent (originals, then its repair symbols).
     private var erasures: [Int] = []
+
+    // Clusters for the intervals: originals given up per cluster (rare, so a dictionary), and the open
+    // block of originals when FEC is off.
+    private var lostInCluster: [Int: (lost: Int, size: Int)] = [:]
+    private var blockFilled = 0
+    private var blockFirstLost = 0
 
     // Sender.
     private var nextSeq = 0
@@ -242,6 +264,15 @@ public struct LinkSimulator {
             metrics.stalls.record(LinkMetrics.micros(nowMs - stallStartMs))
             stallStartMs = .nan
         }
+        if blockFilled > 0 {
+            metrics.residualFECClusters.record(events: blockFirstLost, of: blockFilled)
+            metrics.lostClusters.addCluster(trials: blockFilled)
+            blockFilled = 0
+        }
+        for (_, c) in lostInCluster { metrics.lostClusters.addEvents(c.lost, clusterOf: c.size) }
+        lostInCluster = [:]
+        data.finishReplay()
+        metrics.channel = data.replayed
         metrics.opportunitiesPassed = data.passed
         metrics.opportunitiesUsed = data.used
         metrics.feedbackOpportunitiesUsed = feedbackChannel.used
@@ -375,9 +406,20 @@ public struct LinkSimulator {
                 groupFirstTxLostOriginals[g] += 1
                 erasures.append(placed.index)
             }
-        } else if !delivered {
-            metrics.residualLostFEC += 1
+        } else {
+            if !delivered {
+                metrics.residualLostFEC += 1
+                blockFirstLost += 1
+            }
+            blockFilled += 1
+            if blockFilled == LinkMetrics.blockSize {
+                metrics.residualFECClusters.record(events: blockFirstLost, of: blockFilled)
+                metrics.lostClusters.addCluster(trials: blockFilled)
+                blockFilled = 0
+                blockFirstLost = 0
+            }
         }
+        if settings.recordsLog { sendLog.append(SendRecord(kind: .original, timeMs: t, seq: seq, group: placed.group)) }
         if delivered { events.insert(Event(timeMs: arrivalMs, tag: (seq << 1 | 1) << 2 | EventKind.original)) }
         armTimer(seq, transmission: 1, at: t)
         if let closed = placed.closed { close(closed) }
@@ -389,6 +431,11 @@ public struct LinkSimulator {
         groupRepairs[g] = Int32(closed.repairs)
         metrics.groups += 1
         if closed.byTimeout { metrics.groupsFlushed += 1 }
+        if metrics.groupSizes.count <= closed.originals {
+            metrics.groupSizes += Array(repeating: 0, count: closed.originals + 1 - metrics.groupSizes.count)
+        }
+        metrics.groupSizes[closed.originals] += 1
+        metrics.lostClusters.addCluster(trials: closed.originals)
         for i in 0..<closed.repairs { repairQueue.append(closed.group << 8 | i) }
         // The receiver may already hold every original.
         tryRebuild(closed.group)
@@ -397,6 +444,7 @@ public struct LinkSimulator {
     private mutating func sendRepair(group: Int, index: Int, delivered: Bool, arrivalMs: Double) {
         let g = group & mask
         metrics.repairSent += 1
+        if settings.recordsLog { sendLog.append(SendRecord(kind: .repair, timeMs: nowMs, seq: -1, group: group)) }
         if delivered {
             groupFirstTxArrived[g] += 1
             events.insert(Event(timeMs: arrivalMs, tag: group << 2 | EventKind.repair))
@@ -406,7 +454,9 @@ public struct LinkSimulator {
         guard index == Int(groupRepairs[g]) - 1 else { return }
         // Every symbol of the group has been sent once: what FEC alone makes of it (the binomial check).
         let k = Int(groupOriginals[g])
-        if Int(groupFirstTxArrived[g]) < k {
+        let failed = Int(groupFirstTxArrived[g]) < k
+        metrics.residualFECClusters.record(events: failed ? Int(groupFirstTxLostOriginals[g]) : 0, of: k)
+        if failed {
             metrics.groupsFailedFEC += 1
             metrics.residualLostFEC += Int(groupFirstTxLostOriginals[g])
         } else if groupFirstTxLostOriginals[g] > 0, verifier.wantsMore {
@@ -423,6 +473,7 @@ public struct LinkSimulator {
         if how[s] != .pending { metrics.retransmissionsSpurious += 1 }
         transmissions[s] += 1
         lastSentAt[s] = t
+        if settings.recordsLog { sendLog.append(SendRecord(kind: .retransmission, timeMs: t, seq: seq, group: groupOf[s])) }
         if delivered { events.insert(Event(timeMs: arrivalMs, tag: (seq << 1) << 2 | EventKind.original)) }
         armTimer(seq, transmission: transmissions[s], at: t)
     }
@@ -468,6 +519,17 @@ public struct LinkSimulator {
         if how[s] == .pending {
             how[s] = .lost
             metrics.lost += 1
+            // The cluster the interval counts it in: its FEC group, or its block of originals.
+            let group = groupOf[s]
+            if group >= 0 {
+                let g = group & mask
+                let size = groupSlot[g] == group && groupOriginals[g] > 0 ? Int(groupOriginals[g]) : settings.level.k
+                lostInCluster[group, default: (0, size)].lost += 1
+            } else {
+                let block = seq / LinkMetrics.blockSize
+                let size = min(LinkMetrics.blockSize, nextSeq - block * LinkMetrics.blockSize)
+                lostInCluster[block, default: (0, max(size, 1))].lost += 1
+            }
         }
         advanceSenderBase()
         if seq == inOrder { release() }

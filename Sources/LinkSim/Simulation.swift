@@ -71,7 +71,8 @@ public enum Simulation {
                 let seed = request.seed
                 paths.append(Path(
                     use: .init(direction: direction, data: .model, dataPackets: 0, dataLoss: model.meanLoss,
-                               feedback: .model, feedbackNote: "the same model, an independent seeded sequence", delaysFilled: 0),
+                               feedback: .model, feedbackNote: "the same model, an independent seeded sequence", delaysFilled: 0,
+                               opportunitiesPerSecond: model.opportunitiesPerSecond),
                     channels: { r in
                         let s = seed &+ UInt64(r) &+ (direction == .upload ? 0x5555 : 0)
                         return (Channel(model: model, seed: s), Channel(model: model, seed: s ^ 0xFEED_BACC))
@@ -111,7 +112,7 @@ public enum Simulation {
                 guard runs.allSatisfy({ $0 != nil }) else { continue }
                 var total = LinkMetrics()
                 for m in runs { total.add(m!) }
-                rows.append(SimulationResult.Outcome(direction: direction, level: level, metrics: total))
+                rows.append(SimulationResult.Outcome(direction: direction, level: level, metrics: total, runs: runs.map { $0! }))
             }
             outcomes += rows
             if let rec = recommend(rows, budget: request.overheadBudget) { recommendations.append(rec) }
@@ -162,7 +163,8 @@ public enum Simulation {
         let sameStream = feedbackStream == dataStream
         let use = SimulationResult.StreamUse(
             direction: direction, data: .stream(dataStream.direction), dataPackets: data.count, dataLoss: data.lossRate,
-            feedback: .stream(feedbackStream.direction), feedbackNote: note, delaysFilled: data.delaysFilled + feedback.delaysFilled)
+            feedback: .stream(feedbackStream.direction), feedbackNote: note, delaysFilled: data.delaysFilled + feedback.delaysFilled,
+            opportunitiesPerSecond: Double(data.count) / (data.periodMs / 1000))
         return Path(use: use, channels: { r in
             // Run r starts r/runs of the way into the trace; feedback starts at the same moment of its own
             // stream (or half a trace further when it shares the data stream).
@@ -199,23 +201,144 @@ public enum Simulation {
 
     // MARK: Recommendation
 
-    /// The level with the lowest p99 delivery delay whose overhead fits the budget (ties: less overhead).
+    /// The rule, as the report states it.
+    public static let recommendationRule = """
+        Levels whose overhead (bytes on the wire per useful byte) is above the budget are dropped. Of the rest, \
+        keep those tied with the best on residual loss (after FEC + ARQ; FEC alone when ARQ is off), then on \
+        total stall time, then on the longest stall, then on in-order delivery delay p99, then on goodput; of \
+        what remains, the least overhead. Two figures are tied when they differ by less than 1.96 standard \
+        errors of the difference: for residual loss the cluster-robust error over FEC groups, for the others \
+        the spread of the per-run figures (runs with different seeds).
+        """
+
+    /// One step of the rule: a figure per level, which way is better, and its standard error.
+    public struct Criterion: Sendable {
+        public var name: String
+        public var unit: String
+        public var higherIsBetter: Bool
+        public var value: @Sendable (SimulationResult.Outcome) -> Double?
+        public var standardError: @Sendable (SimulationResult.Outcome) -> Double
+    }
+
+    /// The criteria in the rule's order.
+    public static let criteria: [Criterion] = {
+        /// The pooled figure is a sum over runs for stall time, a per-run-like figure otherwise.
+        func replicationSE(_ f: @escaping @Sendable (LinkMetrics) -> Double?, scaleByRuns: Bool = false)
+            -> @Sendable (SimulationResult.Outcome) -> Double
+        {
+            { o in
+                let values = o.runs.compactMap(f)
+                let se = ReplicationMean(values).standardError ?? 0
+                return scaleByRuns ? se * Double(values.count) : se
+            }
+        }
+        return [
+            Criterion(name: "residual loss", unit: "", higherIsBetter: false,
+                      value: { $0.metrics.originals > 0 ? Double($0.metrics.lost) / Double($0.metrics.originals) : nil },
+                      standardError: { $0.metrics.lostClusters.variance.map { $0.squareRoot() } ?? 0 }),
+            Criterion(name: "total stall time", unit: "ms", higherIsBetter: false, value: { $0.metrics.stallTotalMs },
+                      standardError: replicationSE({ $0.stallTotalMs }, scaleByRuns: true)),
+            Criterion(name: "longest stall", unit: "ms", higherIsBetter: false, value: { $0.metrics.stallMaxMs },
+                      standardError: replicationSE({ $0.stallMaxMs })),
+            Criterion(name: "in-order delay p99", unit: "ms", higherIsBetter: false, value: { $0.metrics.inOrderP99Ms },
+                      standardError: replicationSE({ $0.inOrderP99Ms })),
+            Criterion(name: "goodput", unit: "B/s", higherIsBetter: true, value: { $0.goodputBytesPerSecond },
+                      standardError: replicationSE({ $0.goodputBytesPerSecond })),
+        ]
+    }()
+
+    static func format(_ x: Double, _ c: Criterion) -> String {
+        switch c.unit {
+        case "": return x == 0 ? "0" : (x >= 0.001 ? String(format: "%.4f", x) : String(format: "%.1e", x))
+        case "ms": return String(format: "%.0f ms", x)
+        default: return String(format: "%.0f B/s", x)
+        }
+    }
+
+    /// Applies the rule (`recommendationRule`) to the levels of one direction.
     static func recommend(_ rows: [SimulationResult.Outcome], budget: Double) -> SimulationResult.Recommendation? {
-        let measured = rows.compactMap { row in row.delay.p99.flatMap { p99 in row.overhead.map { (row, p99, $0) } } }
+        let measured = rows.filter { $0.overhead != nil }
         guard let direction = rows.first?.direction, !measured.isEmpty else { return nil }
-        let fitting = measured.filter { $0.2 <= budget }
-        func f(_ x: Double) -> String { String(format: "%.1f", x) }
-        guard let best = fitting.min(by: { ($0.1, $0.2) < ($1.1, $1.2) }) else {
-            let cheapest = measured.min { $0.2 < $1.2 }!
-            return .init(direction: direction, level: cheapest.0.level.name, withinBudget: false,
-                         reason: "No level stays within the overhead budget of \(f(budget)) bytes per useful byte; \(cheapest.0.level.name) costs least (\(String(format: "%.2f", cheapest.2))).")
+        func f2(_ x: Double) -> String { String(format: "%.2f", x) }
+        let fitting = measured.filter { $0.overhead! <= budget }
+        let dropped = measured.filter { $0.overhead! > budget }.map { SimulationResult.Dropped(level: $0.level.name, overhead: $0.overhead!) }
+        let droppedText = dropped.isEmpty ? "" : " Dropped by the overhead budget of \(f2(budget)): "
+            + dropped.map { "\($0.level) (\(f2($0.overhead)))" }.joined(separator: ", ") + "."
+        guard !fitting.isEmpty else {
+            let cheapest = measured.min { $0.overhead! < $1.overhead! }!
+            var rec = SimulationResult.Recommendation(
+                direction: direction, level: cheapest.level.name, withinBudget: false,
+                reason: "No level stays within the overhead budget of \(f2(budget)) bytes per useful byte; \(cheapest.level.name) costs least (\(f2(cheapest.overhead!))).\(droppedText)")
+            rec.dropped = dropped
+            rec.withoutBudget = pick(measured).best.level.name
+            return rec
         }
-        let others = fitting.filter { $0.0.level.name != best.0.level.name }
-        var reason = "\(best.0.level.name) has the lowest p99 delivery delay (\(f(best.1)) ms"
-        if let next = others.min(by: { $0.1 < $1.1 }) {
-            reason += " vs \(f(next.1)) ms for \(next.0.level.name)"
+        let choice = pick(fitting)
+        let best = choice.best
+        var parts: [String] = []
+        for (i, step) in choice.steps.enumerated() {
+            let c = step.criterion
+            let runnerUp = step.excluded.sorted { a, b in
+                let (x, y) = (c.value(a) ?? .infinity, c.value(b) ?? .infinity)
+                return c.higherIsBetter ? x > y : x < y
+            }.first!
+            let words = (i == 0 ? "" : "then ") + (c.higherIsBetter ? "the highest" : "the lowest")
+            let out = step.excluded.map(\.level.name).joined(separator: ", ")
+            parts.append("\(words) \(c.name) (\(format(c.value(best) ?? 0, c)) vs \(format(c.value(runnerUp) ?? 0, c)) for \(runnerUp.level.name); \(out) left out beyond the noise)")
         }
-        reason += ") at \(String(format: "%.2f", best.2)) bytes on the wire per useful byte, within the budget of \(f(budget))."
-        return .init(direction: direction, level: best.0.level.name, withinBudget: true, reason: reason)
+        var reason = best.level.name
+        if fitting.count == 1 {
+            reason += " is the only level within the budget"
+        } else {
+            reason += parts.isEmpty ? " ties with every other level on every figure (within the noise)" : " has " + parts.joined(separator: ", ")
+        }
+        if !choice.tied.isEmpty {
+            reason += "; tied on every figure with \(choice.tied.joined(separator: ", ")), it costs least"
+        }
+        reason += ", at \(f2(best.overhead!)) bytes on the wire per useful byte.\(droppedText)"
+        var rec = SimulationResult.Recommendation(direction: direction, level: best.level.name, withinBudget: true, reason: reason)
+        rec.decidedBy = choice.steps.last?.criterion.name
+        rec.tiedWith = choice.tied
+        rec.dropped = dropped
+        if !dropped.isEmpty {
+            let free = pick(measured).best.level.name
+            if free != best.level.name {
+                rec.withoutBudget = free
+                rec.reason += " Without the budget the rule would pick \(free)."
+            }
+        }
+        return rec
+    }
+
+    /// A criterion that left some levels out.
+    struct Step {
+        var criterion: Criterion
+        var excluded: [SimulationResult.Outcome]
+    }
+
+    /// Filters by each criterion in turn; returns the winner (least overhead of the survivors), the
+    /// survivors it beat on overhead alone, and the steps that left levels out.
+    static func pick(_ rows: [SimulationResult.Outcome]) -> (best: SimulationResult.Outcome, tied: [String], steps: [Step]) {
+        var alive = rows
+        var steps: [Step] = []
+        for c in criteria where alive.count > 1 {
+            let withValue = alive.filter { c.value($0) != nil }
+            guard !withValue.isEmpty else { continue }
+            let top = withValue.min { a, b in c.higherIsBetter ? c.value(a)! > c.value(b)! : c.value(a)! < c.value(b)! }!
+            let topValue = c.value(top)!
+            let topSE = c.standardError(top)
+            let keep = withValue.filter { row in
+                let v = c.value(row)!
+                let se = c.standardError(row)
+                return abs(v - topValue) <= 1.96 * (se * se + topSE * topSE).squareRoot()
+            }
+            if keep.count < alive.count {
+                let kept = Set(keep.map(\.level.name))
+                steps.append(Step(criterion: c, excluded: alive.filter { !kept.contains($0.level.name) }))
+                alive = keep
+            }
+        }
+        let best = alive.min { ($0.overhead ?? .infinity) < ($1.overhead ?? .infinity) }!
+        return (best, alive.filter { $0.level.name != best.level.name }.map(\.level.name), steps)
     }
 }

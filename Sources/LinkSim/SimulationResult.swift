@@ -36,6 +36,8 @@ public struct SimulationResult: Sendable {
         public var feedbackNote: String?
         /// Delivered packets without a measured delay that got the stream's median delay.
         public var delaysFilled: Int
+        /// The data channel's opportunities per second: the trace's packets per period, or the model's rate.
+        public var opportunitiesPerSecond: Double? = nil
     }
 
     /// Delay percentiles in milliseconds; p99 needs 100 samples and p99.9 needs 1,000 to be more than
@@ -66,17 +68,22 @@ public struct SimulationResult: Sendable {
         public var direction: SimulationRequest.Direction
         public var level: FECLevel
         public var metrics: LinkMetrics
+        /// Each run's own counters (replications with seeds seed + i), in run order.
+        public var runs: [LinkMetrics] = []
 
-        /// Bytes on the wire (data, repair, retransmissions, feedback, headers) per useful byte delivered;
-        /// nil when nothing was delivered.
-        public var overhead: Double? {
-            metrics.usefulBytes > 0 ? Double(metrics.dataBytes + metrics.feedbackBytes) / Double(metrics.usefulBytes) : nil
+        public init(direction: SimulationRequest.Direction, level: FECLevel, metrics: LinkMetrics, runs: [LinkMetrics] = []) {
+            self.direction = direction
+            self.level = level
+            self.metrics = metrics
+            self.runs = runs
         }
 
-        /// Useful bytes per second from the first offer to the last release; nil when nothing was delivered.
-        public var goodputBytesPerSecond: Double? {
-            let duration = metrics.lastReleaseMs - (metrics.firstOfferMs.isFinite ? metrics.firstOfferMs : 0)
-            return duration > 0 && metrics.usefulBytes > 0 ? Double(metrics.usefulBytes) / (duration / 1000) : nil
+        public var overhead: Double? { metrics.overhead }
+        public var goodputBytesPerSecond: Double? { metrics.goodputBytesPerSecond }
+
+        /// The groups the framer really formed: (originals k', repair m', how many), by k'.
+        public var groupSizes: [(k: Int, m: Int, groups: Int)] {
+            metrics.groupSizes.enumerated().filter { $0.element > 0 }.map { ($0.offset, level.repairCount(originals: $0.offset), $0.element) }
         }
 
         /// Offer to first arrival at the receiver.
@@ -90,6 +97,19 @@ public struct SimulationResult: Sendable {
         public var level: String
         public var withinBudget: Bool
         public var reason: String
+        /// The metric that separated the level from the rest (`Simulation.Criterion`), nil when only overhead did.
+        public var decidedBy: String?
+        /// Levels tied with it on every criterion the rule reached (within the noise), settled by overhead.
+        public var tiedWith: [String] = []
+        /// Levels left out by the overhead budget, with the overhead that dropped them.
+        public var dropped: [Dropped] = []
+        /// What the rule picks with no budget, when that is another level.
+        public var withoutBudget: String?
+    }
+
+    public struct Dropped: Sendable, Hashable {
+        public var level: String
+        public var overhead: Double
     }
 
     public var request: SimulationRequest

@@ -34,25 +34,14 @@ public struct GilbertFit: Codable, Sendable, Hashable {
     public static let minimumTransitions = 5
 
     public init(lostFlags x: [Bool]) {
-        samples = x.count
-        // Transition counts over consecutive pairs.
-        var n0 = 0, n1 = 0, n01 = 0, n10 = 0
-        var n11 = 0, n101 = 0, n111 = 0, ones = 0
-        for i in x.indices {
-            if x[i] { ones += 1 }
-            if i >= 1 {
-                if x[i - 1] {
-                    n1 += 1
-                    if x[i] { n11 += 1 } else { n10 += 1 }
-                } else {
-                    n0 += 1
-                    if x[i] { n01 += 1 }
-                }
-            }
-            if i >= 2, x[i - 2], x[i] {
-                if x[i - 1] { n111 += 1 } else { n101 += 1 }
-            }
-        }
+        self.init(counts: LossRunCounts(x))
+    }
+
+    /// The same fit from counts kept on the fly (the simulator's replayed channel).
+    public init(counts: LossRunCounts) {
+        samples = counts.samples
+        let (n0, n1, n01, n10, n11, n101, n111, ones) =
+            (counts.n0, counts.n1, counts.n01, counts.n10, counts.n11, counts.n101, counts.n111, counts.lost)
         if n0 == 0 || n1 == 0 || n01 < Self.minimumTransitions || n10 < Self.minimumTransitions {
             twoStateReason = "too few transitions to fit (\(n01) good->lost, \(n10) lost->good; need \(Self.minimumTransitions) each)"
         } else {
@@ -64,7 +53,7 @@ public struct GilbertFit: Codable, Sendable, Hashable {
             withHReason = twoStateReason ?? "no lost-?-lost triples to fit c"
             return
         }
-        let a = Double(ones) / Double(x.count)
+        let a = Double(ones) / Double(samples)
         let b = Double(n11) / Double(n1)
         let c = Double(n111) / Double(n101 + n111)
         let denominator = 2 * a * c - b * (a + c)

@@ -8,10 +8,22 @@ public enum ReportKind: String, CaseIterable, Codable, Sendable {
 
     public var fileName: String { rawValue + ".json" }
     /// The schema this version writes.
-    public var schema: String { "tunnelprobe.\(rawValue)/\(self == .trace ? 2 : 1)" }
-    /// The schemas it reads: the current one and earlier ones whose files still decode.
+    public var schema: String {
+        switch self {
+        case .trace: "tunnelprobe.trace/2"
+        case .simulate: SimulateReport.schemaName
+        default: "tunnelprobe.\(rawValue)/1"
+        }
+    }
+    /// The schemas it reads: the current one and earlier ones whose files still decode (trace/1 lacks
+    /// only optional fields; simulate/1 decodes as /2, whose new fields are optional, and differs only
+    /// in the recommendation rule).
     public var readableSchemas: [String] {
-        self == .trace ? [schema, "tunnelprobe.trace/1"] : [schema]
+        switch self {
+        case .trace: [schema, "tunnelprobe.trace/1"]
+        case .simulate: [schema, "tunnelprobe.simulate/1"]
+        default: [schema]
+        }
     }
     public var title: String {
         switch self {

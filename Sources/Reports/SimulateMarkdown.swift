@@ -36,16 +36,43 @@ extension SimulateReport {
             let rows = levels.filter { $0.direction == direction }
             out.append("## \(direction.capitalized)")
             out.append("")
-            out.append("| level | k+m | residual loss, FEC alone | residual loss, FEC + ARQ | rebuilt by FEC | repaired by ARQ | groups failed | overhead | delay p50 / p99 ms | stall max ms |")
-            out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+            out.append("| level | k+m nominal → formed | residual loss, FEC alone | residual loss, FEC + ARQ | stall total ms | longest stall ms | in-order p50 / p99 ms | goodput B/s | overhead |")
+            out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
             for r in rows {
-                let km = r.k > 0 ? "\(r.k)+\(r.m)" : "-"
-                let groups = r.groups.total > 0 ? "\(r.groups.failed) / \(r.groups.total)" : "-"
-                out.append("| \(r.level) | \(km) | \(Self.rate(r.residualLossFEC, r.intervals.residualLossFEC)) | \(Self.rate(r.residualLoss, r.intervals.residualLoss)) | \(r.recoveredByFEC) | \(r.repairedByARQ) | \(groups) | \(r.overhead.map { String(format: "%.3f", $0) } ?? "n/a") | \(Self.ms(r.delayMs.p50)) / \(Self.ms(r.delayMs.p99)) | \(Self.num(r.stallMs.max)) |")
+                let ci = r.clusterIntervals
+                out.append("| \(r.level) | \(Self.formed(r)) | \(Self.rate(r.residualLossFEC, ci?.residualLossFEC.map { Interval(low: $0.low, high: $0.high, count: $0.count, of: $0.of) } ?? r.intervals.residualLossFEC)) | \(Self.rate(r.residualLoss, ci?.residualLoss.map { Interval(low: $0.low, high: $0.high, count: $0.count, of: $0.of) } ?? r.intervals.residualLoss)) | \(Self.num(r.stallMs.totalMs.rounded())) | \(Self.num(r.stallMs.max.rounded())) | \(Self.ms(r.inOrderDelayMs.p50)) / \(Self.ms(r.inOrderDelayMs.p99)) | \(r.goodputBytesPerSecond.map { String(format: "%.0f", $0) } ?? "n/a") | \(r.overhead.map { String(format: "%.3f", $0) } ?? "n/a") |")
             }
             out.append("")
             if let rec = recommendations.first(where: { $0.direction == direction }) {
                 out.append("**Recommendation: \(rec.level).** \(rec.reason)")
+                out.append("")
+            }
+            if let rule = recommendationRule {
+                out.append("Rule: \(rule)")
+                out.append("")
+            }
+            out.append("| level | groups formed k'+m' (groups) | groups failed, FEC alone | delay p50 / p99 ms (first arrival) |")
+            out.append("|---|---|---:|---:|")
+            for r in rows {
+                let sizes = r.groupsFormed.map { g in g.sizes.map { "\($0.k)+\($0.m) (\($0.groups))" }.joined(separator: ", ") } ?? "-"
+                let failed = r.groups.total > 0 ? "\(r.groups.failed) / \(r.groups.total) \(Self.bracket(r.clusterIntervals?.groupFailure))" : "-"
+                out.append("| \(r.level) | \(sizes) | \(failed) | \(Self.ms(r.delayMs.p50)) / \(Self.ms(r.delayMs.p99)) |")
+            }
+            out.append("")
+            if rows.contains(where: { $0.channel != nil }) {
+                out.append("| level | channel: datagrams, loss | loss periods (mean length) | lengths 1, 2, 3, 4-8, 9+ | Gilbert fit (2-state p, r; with h) |")
+                out.append("|---|---:|---:|---|---|")
+                for r in rows {
+                    guard let c = r.channel else { continue }
+                    func sum(_ range: ClosedRange<Int>) -> Int { c.lossPeriodLengths.filter { range.contains($0.length) }.reduce(0) { $0 + $1.count } }
+                    let fit = c.gilbert.twoState.map { String(format: "p %.4f, r %.3f (loss %.2f %%, burst %.2f)", $0.p, $0.r, $0.loss * 100, $0.meanBurst) } ?? (c.gilbert.twoStateReason ?? "-")
+                    let withH = c.gilbert.withH.map { String(format: "; p %.4f, r %.3f, h %.3f", $0.p, $0.r, $0.h) } ?? ""
+                    out.append("| \(r.level) | \(c.datagrams), \(Self.percent(c.loss)) | \(c.lossPeriods) (\(c.meanLossPeriod.map { String(format: "%.2f", $0) } ?? "n/a")) | \(sum(1...1)), \(sum(2...2)), \(sum(3...3)), \(sum(4...8)), \(sum(9...10_000)) | \(fit)\(withH) |")
+                }
+                if input.kind == "model" {
+                    out.append("")
+                    out.append("Model nominal: loss \(Self.percent(input.modelLoss)), mean loss period \(input.modelMeanBurst.map { String(format: "%.2f", $0) } ?? "n/a") packets.")
+                }
                 out.append("")
             }
             out.append("| level | delay p90 / p99.9 / max ms | in-order p99 ms | stalls (total ms) | retransmissions (NACK / RTO / spurious) | feedback msgs (lost) | flushed groups | repair used / sent | goodput B/s | ISA-L groups (encode / decode us) |")
@@ -63,8 +90,20 @@ extension SimulateReport {
                 out.append("")
             }
         }
-        out.append("Residual loss is shown with its 95 % Wilson interval. FEC alone counts first transmissions and repair symbols only; overhead is bytes on the wire (data, repair, retransmissions, ACK/NACK, headers) per useful byte. ISA-L: \(isal.groupsVerified) sampled groups of \(isal.symbolSize)-byte symbols encoded and rebuilt through \(isal.library), \(isal.mismatches) mismatch(es).")
+        out.append("Residual loss is shown with its 95 % interval counting lost packets by the group they fail in (Korn-Graubard: Clopper-Pearson on the originals divided by the design effect; without FEC, blocks of 16 originals), groups failed with the Clopper-Pearson interval; simulate.json also has the per-run (replication) intervals. Stalls: periods in which data waits behind a missing packet, summed over all runs. FEC alone counts first transmissions and repair symbols only; overhead is bytes on the wire (data, repair, retransmissions, ACK/NACK, headers) per useful byte. ISA-L: \(isal.groupsVerified) sampled groups of \(isal.symbolSize)-byte symbols encoded and rebuilt through \(isal.library), \(isal.mismatches) mismatch(es).")
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// `12+3 → 10.2+3.0` when the groups formed differ from the label.
+    static func formed(_ r: Level) -> String {
+        guard r.k > 0 else { return "-" }
+        guard let g = r.groupsFormed, let mk = g.meanK, let mm = g.meanM else { return "\(r.k)+\(r.m)" }
+        return String(format: "%d+%d → %.1f+%.1f", r.k, r.m, mk, mm)
+    }
+
+    static func bracket(_ ci: ClusterInterval?) -> String {
+        guard let ci else { return "" }
+        return "[\(sci(ci.low)), \(sci(ci.high))]"
     }
 
     private var orderedDirections: [String] {

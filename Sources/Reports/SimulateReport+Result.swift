@@ -1,6 +1,7 @@
 import Base
 import FEC
 public import LinkSim
+import PathMetrics
 
 extension SimulateReport {
     /// `simulate.json` from what the simulator measured: the one place where simulation figures become
@@ -9,8 +10,11 @@ extension SimulateReport {
         let request = result.request
         var input: Input
         let streams = result.streams.map {
-            StreamUse(direction: $0.direction.rawValue, data: $0.data.description, dataPackets: $0.dataPackets, dataLoss: $0.dataLoss,
-                      feedback: $0.feedback.description, feedbackNote: $0.feedbackNote, delaysFilled: $0.delaysFilled)
+            var use = StreamUse(direction: $0.direction.rawValue, data: $0.data.description, dataPackets: $0.dataPackets,
+                                dataLoss: $0.dataLoss, feedback: $0.feedback.description, feedbackNote: $0.feedbackNote,
+                                delaysFilled: $0.delaysFilled)
+            use.opportunitiesPerSecond = $0.opportunitiesPerSecond
+            return use
         }
         switch result.source {
         case let .fates(file, sha256, description, resolver):
@@ -19,6 +23,8 @@ extension SimulateReport {
         case let .model(model):
             input = Input(kind: "model", streams: streams, model: model.description, modelLoss: model.meanLoss, seed: request.seed,
                           runs: request.runs, opportunitiesPerRun: result.opportunitiesPerRun)
+            // Gilbert-Elliott: a Bad sojourn lasts 1 / r packets on average (geometric); Bernoulli: 1 / (1 - p).
+            input.modelMeanBurst = model.kind == .ge ? (model.r > 0 ? 1 / model.r : nil) : (model.p < 1 ? 1 / (1 - model.p) : nil)
         }
         let a = request.arq
         let settings = Settings(
@@ -34,10 +40,16 @@ extension SimulateReport {
             run: run, input: input, settings: settingsWithFrames,
             levels: result.outcomes.map { Level($0, arq: a.enabled) },
             recommendations: result.recommendations.map {
-                Recommendation(direction: $0.direction.rawValue, level: $0.level, withinBudget: $0.withinBudget, reason: $0.reason)
+                var r = Recommendation(direction: $0.direction.rawValue, level: $0.level, withinBudget: $0.withinBudget, reason: $0.reason)
+                r.decidedBy = $0.decidedBy
+                r.tiedWith = $0.tiedWith
+                r.dropped = $0.dropped.map { .init(level: $0.level, overhead: $0.overhead) }
+                r.withoutBudget = $0.withoutBudget
+                return r
             },
             isal: ISAL(library: "Intel ISA-L \(ReedSolomon.libraryVersion)", groupsVerified: result.groupsVerified,
                        mismatches: result.verificationMismatches, symbolSize: request.symbolSize))
+        recommendationRule = Simulation.recommendationRule
     }
 }
 
@@ -85,6 +97,54 @@ extension SimulateReport.Level {
                         encodeMicrosPerGroup: v.groups > 0 ? Double(v.encodeNs) / Double(v.groups) / 1000 : nil,
                         decodeMicrosPerGroup: v.groups > 0 ? Double(v.decodeNs) / Double(v.groups) / 1000 : nil),
             notes: notes)
+        let sizes = outcome.groupSizes
+        if level.isEnabled {
+            let total = sizes.reduce(0) { $0 + $1.groups }
+            let meanM = total > 0 ? Double(sizes.reduce(0) { $0 + $1.m * $1.groups }) / Double(total) : nil
+            groupsFormed = .init(nominal: "\(level.k)+\(level.m)", meanK: t.meanGroupOriginals, meanM: meanM,
+                                 sizes: sizes.map { .init(k: $0.k, m: $0.m, groups: $0.groups) },
+                                 closedByFlushTimeout: t.groupsFlushed, total: total)
+            if let mk = t.meanGroupOriginals, mk < Double(level.k) - 0.05 {
+                notes.append(String(format: "groups closed with %.1f originals on average (not %d): %d of %d closed on the flush timeout", mk, level.k, t.groupsFlushed, total))
+                self.notes = notes
+            }
+        }
+        let clusterName = level.isEnabled ? "FEC groups" : "blocks of \(LinkMetrics.blockSize) consecutive originals"
+        func clustered(_ c: ClusteredProportion, count: Int, of: Int) -> SimulateReport.ClusterInterval? {
+            guard let ci = c.interval() else { return nil }
+            return .init(low: ci.low, high: ci.high, count: count, of: of, clusters: c.clusters, designEffect: c.designEffect,
+                         method: "Korn-Graubard: Clopper-Pearson on originals / design effect, clusters = \(clusterName)")
+        }
+        let groupCI = ClopperPearsonInterval(successes: t.groupsFailedFEC, trials: t.groups)
+        clusterIntervals = .init(
+            residualLossFEC: clustered(t.residualFECClusters, count: t.residualLostFEC, of: n),
+            residualLoss: clustered(t.lostClusters, count: t.lost, of: n),
+            groupFailure: groupCI.map { .init(low: $0.low, high: $0.high, count: t.groupsFailedFEC, of: t.groups, clusters: t.groups,
+                                             designEffect: nil, method: "Clopper-Pearson over groups (each group one trial)") },
+            clusters: clusterName)
+        func replicated(_ f: (LinkMetrics) -> Double?) -> SimulateReport.Replicated? {
+            let r = ReplicationMean(outcome.runs.compactMap(f))
+            guard let mean = r.mean else { return nil }
+            let ci = r.interval95
+            return .init(mean: mean, low: ci?.low, high: ci?.high)
+        }
+        replications = .init(
+            runs: outcome.runs.count,
+            residualLossFEC: replicated { $0.originals > 0 ? Double($0.residualLostFEC) / Double($0.originals) : nil },
+            residualLoss: replicated { $0.originals > 0 ? Double($0.lost) / Double($0.originals) : nil },
+            groupFailure: replicated { $0.groups > 0 ? Double($0.groupsFailedFEC) / Double($0.groups) : nil },
+            stallTotalMs: replicated { $0.stallTotalMs }, stallMaxMs: replicated { $0.stallMaxMs },
+            inOrderP99Ms: replicated { $0.inOrderP99Ms }, goodputBytesPerSecond: replicated { $0.goodputBytesPerSecond })
+        let ch = t.channel
+        var lengths: [SimulateReport.LossPeriod] = []
+        for (i, c) in ch.periods.enumerated() where c > 0 {
+            if i < 16 { lengths.append(.init(length: i + 1, count: c)) }
+        }
+        let longer = ch.periods.dropFirst(16).reduce(0, +)
+        if longer > 0 { lengths.append(.init(length: 17, count: longer)) }
+        channel = .init(datagrams: ch.samples, lost: ch.lost, loss: ch.lossRate,
+                        lossPeriods: ch.periodCount, meanLossPeriod: ch.meanPeriod, lossPeriodLengths: lengths,
+                        gilbert: GilbertFit(counts: ch))
     }
 }
 

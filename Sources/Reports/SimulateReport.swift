@@ -1,7 +1,12 @@
+public import PathMetrics
+
 /// `simulate.json`: the FEC level x ARQ outcome table for one path (a fates file or a loss model),
 /// and the level it recommends.
 public struct SimulateReport: Codable, Sendable, Hashable {
-    public static let schemaName = "tunnelprobe.simulate/1"
+    /// /2: the recommendation follows a new rule (`recommendationRule`): residual loss, stalls, in-order
+    /// delay and goodput instead of first-arrival p99. New fields (groupsFormed, clusterIntervals,
+    /// replications, channel, the recommendation's dropped/tiedWith/decidedBy) are additive.
+    public static let schemaName = "tunnelprobe.simulate/2"
 
     public var schema: String = SimulateReport.schemaName
     public var run: RunInfo
@@ -14,6 +19,8 @@ public struct SimulateReport: Codable, Sendable, Hashable {
     /// One per direction simulated.
     public var recommendations: [Recommendation]
     public var isal: ISAL
+    /// How the recommendation is chosen, in words (the same rule for every direction).
+    public var recommendationRule: String?
 
     public init(run: RunInfo, input: Input, settings: Settings, levels: [Level], recommendations: [Recommendation], isal: ISAL) {
         self.run = run
@@ -43,6 +50,8 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         public var seed: UInt64
         public var runs: Int
         public var opportunitiesPerRun: Int
+        /// Mean loss-period length of the model in packets (Gilbert-Elliott 1 / r), the nominal burst.
+        public var modelMeanBurst: Double?
 
         public init(kind: String, file: String? = nil, sha256: String? = nil, fatesSource: String? = nil, resolver: String? = nil,
                     streams: [StreamUse] = [], model: String? = nil, modelLoss: Double? = nil, seed: UInt64, runs: Int,
@@ -73,6 +82,9 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         public var feedbackNote: String?
         /// Delivered packets without a measured delay that got the stream's median delay.
         public var delaysFilled: Int
+        /// The data channel's opportunities per second (the trace's own rate, or the model's `rate`):
+        /// the packet rate at which groups are formed.
+        public var opportunitiesPerSecond: Double?
 
         public init(direction: String, data: String, dataPackets: Int, dataLoss: Double, feedback: String,
                     feedbackNote: String? = nil, delaysFilled: Int) {
@@ -230,6 +242,14 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         public var isal: LevelISAL
         /// Why a figure is null, and anything else a reader must know about this row.
         public var notes: [String]
+        /// The groups the framer really formed, next to the nominal k+m.
+        public var groupsFormed: GroupsFormed?
+        /// Intervals that count lost packets by the groups they fail in (the /1 `intervals` treat them as independent).
+        public var clusterIntervals: ClusterIntervals?
+        /// Per-run figures (runs with seeds seed + i): mean and Student-t 95 % interval.
+        public var replications: Replications?
+        /// What the data channel did to the datagrams this level sent.
+        public var channel: ChannelFigures?
 
         public init(direction: String, level: String, k: Int, m: Int, flushTimeoutMs: Double?, originals: Int, deliveredDirect: Int,
                     recoveredByFEC: Int, repairedByARQ: Int, lost: Int, firstTransmissionLoss: Double?, residualLossFEC: Double?,
@@ -265,6 +285,78 @@ public struct SimulateReport: Codable, Sendable, Hashable {
             self.isal = isal
             self.notes = notes
         }
+    }
+
+    public struct GroupSize: Codable, Sendable, Hashable {
+        public var k: Int
+        public var m: Int
+        public var groups: Int
+    }
+
+    public struct GroupsFormed: Codable, Sendable, Hashable {
+        /// The level's label, e.g. `12+3`.
+        public var nominal: String
+        public var meanK: Double?
+        public var meanM: Double?
+        /// Every k'+m' that occurred, by k'.
+        public var sizes: [GroupSize]
+        public var closedByFlushTimeout: Int
+        public var total: Int
+    }
+
+    /// A proportion's 95 % interval that counts events by cluster (Korn-Graubard: Clopper-Pearson on
+    /// n / deff), or Clopper-Pearson over independent units.
+    public struct ClusterInterval: Codable, Sendable, Hashable {
+        public var low: Double
+        public var high: Double
+        public var count: Int
+        public var of: Int
+        public var clusters: Int
+        /// Kish's design effect (>= 1); null when it cannot be estimated (no event).
+        public var designEffect: Double?
+        public var method: String
+    }
+
+    public struct ClusterIntervals: Codable, Sendable, Hashable {
+        public var residualLossFEC: ClusterInterval?
+        public var residualLoss: ClusterInterval?
+        public var groupFailure: ClusterInterval?
+        /// What the clusters are.
+        public var clusters: String
+    }
+
+    public struct Replicated: Codable, Sendable, Hashable {
+        public var mean: Double
+        public var low: Double?
+        public var high: Double?
+    }
+
+    public struct Replications: Codable, Sendable, Hashable {
+        public var runs: Int
+        public var residualLossFEC: Replicated?
+        public var residualLoss: Replicated?
+        public var groupFailure: Replicated?
+        public var stallTotalMs: Replicated?
+        public var stallMaxMs: Replicated?
+        public var inOrderP99Ms: Replicated?
+        public var goodputBytesPerSecond: Replicated?
+    }
+
+    public struct LossPeriod: Codable, Sendable, Hashable {
+        public var length: Int
+        public var count: Int
+    }
+
+    /// RFC 3357 loss periods and the Gilbert fit of the fates the level's datagrams met.
+    public struct ChannelFigures: Codable, Sendable, Hashable {
+        public var datagrams: Int
+        public var lost: Int
+        public var loss: Double?
+        public var lossPeriods: Int
+        public var meanLossPeriod: Double?
+        /// Loss-period lengths 1...16 one by one, then one entry of length 17 for every longer period.
+        public var lossPeriodLengths: [LossPeriod]
+        public var gilbert: GilbertFit
     }
 
     public struct Intervals: Codable, Sendable, Hashable {
@@ -378,6 +470,19 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         public var level: String
         public var withinBudget: Bool
         public var reason: String
+        /// The last criterion of the rule that left levels out (null: overhead alone decided).
+        public var decidedBy: String?
+        /// Levels tied with it on every criterion, beaten on overhead.
+        public var tiedWith: [String]?
+        /// Levels the overhead budget dropped, with their overhead.
+        public var dropped: [Dropped]?
+        /// What the rule picks with no budget, when another level.
+        public var withoutBudget: String?
+
+        public struct Dropped: Codable, Sendable, Hashable {
+            public var level: String
+            public var overhead: Double
+        }
 
         public init(direction: String, level: String, withinBudget: Bool, reason: String) {
             self.direction = direction

@@ -50,7 +50,7 @@ import TestSupport
     @Test func jsonHasTheDocumentedKeys() throws {
         let text = try ReportWriter.json(Self.sample())
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
-        #expect(object["schema"] as? String == "tunnelprobe.simulate/1")
+        #expect(object["schema"] as? String == "tunnelprobe.simulate/2")
         let level = try #require((object["levels"] as? [[String: Any]])?.last)
         for key in ["level", "k", "m", "residualLossFEC", "residualLoss", "recoveredByFEC", "repairedByARQ", "overhead"] {
             #expect(level[key] != nil, "\(key)")

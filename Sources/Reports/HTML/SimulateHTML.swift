@@ -18,13 +18,15 @@ extension SimulateReport {
             s += "<p>\(HTML.badge("recommended: \(r.level)", r.withinBudget ? .ok : .warn)) (\(HTML.escape(r.direction))) — \(HTML.escape(r.reason))</p>"
         }
         func pct(_ v: Double?) -> String { v.map { HTML.formatFixed($0 * 100, decimals: 3) + " %" } ?? "–" }
-        s += HTML.table(["level", "k+m", "residual loss FEC only", "residual loss FEC+ARQ", "recovered by FEC", "repaired by ARQ", "overhead", "delay p50 ms", "delay p99 ms", "stall max ms", "groups by flush"],
+        if let rule = recommendationRule { s += "<p class=\"muted\">Rule: \(HTML.escape(rule))</p>" }
+        s += HTML.table(["level", "k+m nominal → formed", "residual loss FEC only", "residual loss FEC+ARQ", "stall total ms", "longest stall ms",
+                         "in-order p99 ms", "goodput B/s", "overhead", "recovered by FEC", "repaired by ARQ", "groups by flush"],
                         levels.map { l in
-                            [HTML.escape("\(l.level) (\(l.direction))"), "\(l.k)+\(l.m)", pct(l.residualLossFEC), pct(l.residualLoss),
-                             "\(l.recoveredByFEC)", "\(l.repairedByARQ)", HTML.number(l.overhead, decimals: 3),
-                             HTML.number(l.delayMs.p50, decimals: 1), HTML.number(l.delayMs.p99, decimals: 1),
-                             HTML.number(l.stallMs.max, decimals: 1), "\(l.groups.closedByFlushTimeout)"]
-                        }, numeric: [2, 3, 4, 5, 6, 7, 8, 9, 10], caption: "Overhead = bytes on the wire per useful byte (repair, ACK and NACK included)")
+                            [HTML.escape("\(l.level) (\(l.direction))"), HTML.escape(Self.formed(l)), pct(l.residualLossFEC), pct(l.residualLoss),
+                             HTML.number(l.stallMs.totalMs, decimals: 0), HTML.number(l.stallMs.max, decimals: 0),
+                             HTML.number(l.inOrderDelayMs.p99, decimals: 1), HTML.number(l.goodputBytesPerSecond, decimals: 0),
+                             HTML.number(l.overhead, decimals: 3), "\(l.recoveredByFEC)", "\(l.repairedByARQ)", "\(l.groups.closedByFlushTimeout)"]
+                        }, numeric: [2, 3, 4, 5, 6, 7, 8, 9, 10, 11], caption: "Overhead = bytes on the wire per useful byte (repair, ACK and NACK included); k+m formed = mean originals and repair per group as the flush timeout closed them")
         let recommended = Set((recommendations.isEmpty ? (recommendation.map { [$0] } ?? []) : recommendations).map { "\($0.level)|\($0.direction)" })
         let points = levels.map { l in
             SVGChart.Point(label: l.level, x: l.overhead ?? 0, y: (l.residualLossFEC ?? 0) * 100,
@@ -32,9 +34,12 @@ extension SimulateReport {
         }
         s += "<figure>" + SVGChart.scatter(id: "simulate-loss-overhead", title: "Residual loss after FEC alone vs overhead", points: points,
                                            xLabel: "bytes on the wire per useful byte", yLabel: "% lost after FEC") + "</figure>"
-        let bars = levels.map { SVGChart.Bar(label: "\($0.level) \($0.k)+\($0.m)", value: $0.delayMs.p99 ?? 0,
+        let bars = levels.map { SVGChart.Bar(label: "\($0.level) \($0.k)+\($0.m)", value: $0.inOrderDelayMs.p99 ?? 0,
                                              series: recommended.contains("\($0.level)|\($0.direction)") ? 2 : 0) }
-        s += "<figure>" + SVGChart.bars(id: "simulate-delay-p99", title: "Delivery delay p99 per level (FEC + ARQ)", bars: bars, unit: "ms") + "</figure>"
+        s += "<figure>" + SVGChart.bars(id: "simulate-delay-p99", title: "In-order delivery delay p99 per level (FEC + ARQ)", bars: bars, unit: "ms") + "</figure>"
+        let stallBars = levels.map { SVGChart.Bar(label: "\($0.level) \(Self.formed($0))", value: $0.stallMs.totalMs,
+                                                  series: recommended.contains("\($0.level)|\($0.direction)") ? 2 : 0) }
+        s += "<figure>" + SVGChart.bars(id: "simulate-stall-total", title: "Total stall time per level (all runs)", bars: stallBars, unit: "ms") + "</figure>"
         return s + "</section>"
     }
 }
