@@ -32,7 +32,7 @@ public struct MasterDnsVPNGoModel: EngineModel {
 
     /// Header of the probe frames MTU_UP_REQ and MTU_DOWN_RES and of STREAM_DATA: session id, type,
     /// stream id (2), sequence (2), fragment id and count (2), compression, cookie, check byte
-    /// (internal/vpnproto/builder.go BuildRaw; flags in internal/vpnproto/parser.go buildPacketFlags).
+    /// (BuildRaw in internal/vpnproto/builder.go; the flags in buildPacketFlags of internal/vpnproto/parser.go).
     public static let frameHeader = 11
     /// Header of MTU_DOWN_REQ: session id, type, cookie, check byte (same files).
     public static let downRequestHeader = 4

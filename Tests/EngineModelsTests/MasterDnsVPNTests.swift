@@ -3,7 +3,7 @@ import Testing
 
 /// A resolver that passes names up to 253 characters and TXT responses up to `limit` bytes.
 func pair(limit: Int, domain: String = "abcde.fghi", name: Int = 253, edns: Int? = nil) -> PairMeasurement {
-    PairMeasurement(resolver: "10.0.0.2", domain: domain, longestName: name,
+    PairMeasurement(resolver: "192.0.2.2", domain: domain, longestName: name,
                     responses: [.txt: ResponseMeasurement(bytes: limit), .null: ResponseMeasurement(bytes: limit)],
                     upstreamEDNS: edns)
 }
@@ -154,7 +154,7 @@ func pair(limit: Int, domain: String = "abcde.fghi", name: Int = 253, edns: Int?
         #expect(synced.rejected.count == 1)
         let files = model.exports(synced)
         #expect(files.map(\.name) == ["client_resolvers.txt", "client_config.toml"])
-        #expect(files[0].text.split(separator: "\n").dropFirst() == ["10.0.0.2", "[2001:db8::1]:5353"])
+        #expect(files[0].text.split(separator: "\n").dropFirst() == ["192.0.2.2", "[2001:db8::1]:5353"])
         let config = files[1].text.split(separator: "\n").filter { !$0.hasPrefix("#") }
         #expect(config == ["MIN_UPLOAD_MTU = 141", "MAX_UPLOAD_MTU = 141", "MIN_DOWNLOAD_MTU = 575", "MAX_DOWNLOAD_MTU = 575"])
     }

@@ -36,7 +36,7 @@ import Testing
     @Test func exports() {
         let model = DnsttModel()
         let files = model.exports(model.synced([pair(limit: 1232, edns: 1232), pair(limit: 900)]))
-        #expect(files[0].text.contains("-udp 10.0.0.2:53"))
+        #expect(files[0].text.contains("-udp 192.0.2.2:53"))
         #expect(files[1].text.contains("-mtu 900"))
     }
 }
@@ -56,7 +56,7 @@ import Testing
         #expect(model.figures(for: pair(limit: 1100)).download.value == nil)
         #expect(model.figures(for: pair(limit: 1100)).download.boundBy == .responseSize)
         let files = model.exports(model.synced([pair(limit: 1232)]))
-        #expect(files[0].text.contains("--resolver 10.0.0.2:53"))
+        #expect(files[0].text.contains("--resolver 192.0.2.2:53"))
     }
 }
 
@@ -94,7 +94,7 @@ import Testing
         #expect(txt.recordType == .txt)
         #expect((txt.value ?? 0) < 937)
         let files = model.exports(model.synced([pair(limit: 1232)]))
-        #expect(files[0].text.contains("-M 255 -m 937 -T NULL 10.0.0.2"))
+        #expect(files[0].text.contains("-M 255 -m 937 -T NULL 192.0.2.2"))
     }
 }
 
