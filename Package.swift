@@ -130,7 +130,7 @@ let package = Package(
         // `verify`: real engines over TUN in a sandbox namespace, phases and leak checks.
         .target(
             name: "TunnelVerify",
-            dependencies: ["Base", "DNSWire", "ProbeProtocol", "Capture", .product(name: "Subprocess", package: "swift-subprocess")],
+            dependencies: ["Base", "DNSWire", "ProbeProtocol", "Capture", "EngineModels", .product(name: "Subprocess", package: "swift-subprocess")],
             swiftSettings: strict
         ),
         // Versioned report documents, their Markdown and HTML renderings and engine exports.

@@ -70,6 +70,25 @@ public struct IodineModel: EngineModel {
     /// TXT answers are cut into strings of at most 252 bytes (src/read.c puttxtbin).
     public static let txtStringSize = 252
 
+    /// Data characters one query name carries with `-M maxLength` under a topdomain of `d`
+    /// characters (dots not counted; src/encoding.c build_hostname).
+    public static func dataSpace(maxLength: Int, domainLength d: Int) -> Int {
+        max(0, min(max(maxLength, hostnameRange.lowerBound), hostnameRange.upperBound) - max(0, d) - hostnameReserve)
+    }
+
+    /// True when a query's data can run over more than one label (a dot after every 57 characters).
+    public static func spansSeveralLabels(maxLength: Int, domainLength d: Int) -> Bool {
+        let space = dataSpace(maxLength: maxLength, domainLength: d)
+        return space - space / labelSize > labelSize - 1
+    }
+
+    /// The largest `-M` whose queries keep all their data in one label under a topdomain of `d`
+    /// characters: what a resolver that minimises QNAMEs (RFC 9156) needs, since it sends the last
+    /// label alone first and iodined cannot decode a part of its data.
+    public static func oneLabelHostnameLimit(domainLength d: Int) -> Int {
+        max(0, d) + hostnameReserve + labelSize - 1
+    }
+
     /// Text length of the fragment-size probe's name with `-M maxLength` under a topdomain of `d`
     /// characters: the encoder fills the room with whole characters only.
     public func probeNameText(maxLength: Int, domainLength d: Int) -> Int {

@@ -1,3 +1,5 @@
+import EngineModels
+
 /// How iodine 0.7 lays its data out in query names, and what that means behind a resolver that
 /// minimises QNAMEs (RFC 9156).
 ///
@@ -18,17 +20,9 @@ struct IodineNames: Sendable, Hashable {
     /// iodine's extra arguments, where `-M` may be.
     var arguments: [String]
 
-    /// iodine's default and largest hostname length (iodine.c: `hostname_maxlen = 0xFF`).
-    static let defaultHostnameLimit = 255
-    /// Characters iodine keeps free besides the domain: 5 of header, the dot before the domain
-    /// and 2 of margin (encoding.c `build_hostname`).
-    static let reserved = 8
-    /// iodine puts a dot after this many data characters (encoding.c `inline_dotify`).
-    static let labelStride = 57
-
     /// The `-M` value iodine runs with (clamped as iodine clamps it, to 10...255).
     var hostnameLimit: Int {
-        var value = IodineNames.defaultHostnameLimit
+        var value = IodineModel.hostnameRange.upperBound
         var index = arguments.startIndex
         while index < arguments.endIndex {
             let argument = arguments[index]
@@ -40,20 +34,14 @@ struct IodineNames: Sendable, Hashable {
             }
             index = arguments.index(after: index)
         }
-        return min(max(value, 10), IodineNames.defaultHostnameLimit)
+        return min(max(value, IodineModel.hostnameRange.lowerBound), IodineModel.hostnameRange.upperBound)
     }
 
-    /// Data characters per query (before iodine's dots).
-    var dataSpace: Int { max(0, hostnameLimit - domain.count - IodineNames.reserved) }
-
-    /// Whether a query can carry its data in more than one label.
-    var spansSeveralLabels: Bool {
-        let space = dataSpace
-        return space - space / IodineNames.labelStride > IodineNames.labelStride - 1
-    }
+    /// Whether a query can carry its data in more than one label (the layout is the engine model's).
+    var spansSeveralLabels: Bool { IodineModel.spansSeveralLabels(maxLength: hostnameLimit, domainLength: domain.count) }
 
     /// The largest `-M` that keeps every query's data in one label under `domain`.
-    var oneLabelLimit: Int { domain.count + IodineNames.reserved + IodineNames.labelStride - 1 }
+    var oneLabelLimit: Int { IodineModel.oneLabelHostnameLimit(domainLength: domain.count) }
 
     /// The query type iodine's own detection settled on, when its log shows it detected one
     /// ("Autodetecting DNS query type" then "Using DNS type CNAME queries").
