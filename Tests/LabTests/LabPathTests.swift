@@ -80,7 +80,7 @@ struct PathCommandTests {
         try server.run()
         defer {
             server.terminate()
-            server.waitUntilExit()
+            _ = server.waitUntilExitOrKill(seconds: 10)
             try? FileManager.default.removeItem(atPath: key)
             try? FileManager.default.removeItem(atPath: out)
         }
@@ -93,7 +93,11 @@ struct PathCommandTests {
         try client.run()
         try await Task.sleep(for: .seconds(2))
         client.interrupt()
-        client.waitUntilExit()
+        // Once in this stop's runs this wait never returned (the test process spun for 13 minutes):
+        // bounded, so a path that misses its SIGINT fails the test instead of holding the run.
+        let exited = client.waitUntilExitOrKill(seconds: 10)
+        #expect(exited, "path still ran 10 s after SIGINT (killed)")
+        guard exited else { return }
         #expect(client.terminationStatus == 130)
         let data = try Data(contentsOf: URL(fileURLWithPath: out + "/path.json"))
         let report = try JSONDecoder().decode(PathReport.self, from: data)
