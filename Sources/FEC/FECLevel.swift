@@ -7,7 +7,22 @@ import Foundation
 /// ceil(k x overhead). A custom level is written `k:m` in UDPspeeder's `-f x:y` convention
 /// (y repair per x originals).
 public struct FECLevel: Sendable, Hashable, CustomStringConvertible {
-    /// `none`, `conservative`, `balanced`, `aggressive`, or `k:m` for a custom level.
+    /// The erasure code a level's groups use.
+    public enum Code: String, Sendable, Hashable, Codable {
+        /// Reed-Solomon (MDS): any k of the k + m symbols rebuild the group; encoded and rebuilt
+        /// through ISA-L in the sampled groups.
+        case reedSolomon = "reed-solomon"
+        /// A RaptorQ-like fountain code, modelled and not encoded: Debian's only RaptorQ library
+        /// (liblcrq, librecast, version 0.0.x) is not one a measurement should rest on, and the Swift
+        /// package mirror has none. The model is RaptorQ's reception overhead: with k + h symbols
+        /// received the group decodes with probability 1 - 1/256^(h+1) (Qualcomm's "RaptorQ Technical
+        /// Overview", the figure the RFC 6330 code is known by; RFC 6330 section 1 promises decoding
+        /// from k symbols "in most cases" and from slightly more in rare ones).
+        case raptorQModel = "raptorq-model"
+    }
+
+    /// `none`, `conservative`, `balanced`, `aggressive`, `k:m` for a custom level, or `rq:k:m` for
+    /// the RaptorQ model at k + m.
     public var name: String
     /// Source packets per group; 0 for `none`.
     public var k: Int
@@ -16,11 +31,15 @@ public struct FECLevel: Sendable, Hashable, CustomStringConvertible {
     /// Milliseconds after a group's first original before a partial group is closed.
     public var flushTimeoutMs: Double
 
-    public init(name: String, k: Int, m: Int, flushTimeoutMs: Double) {
+    /// Reed-Solomon unless said otherwise.
+    public var code: Code
+
+    public init(name: String, k: Int, m: Int, flushTimeoutMs: Double, code: Code = .reedSolomon) {
         self.name = name
         self.k = k
         self.m = m
         self.flushTimeoutMs = flushTimeoutMs
+        self.code = code
     }
 
     public var isEnabled: Bool { k > 0 && m > 0 }
@@ -55,9 +74,14 @@ public struct FECLevel: Sendable, Hashable, CustomStringConvertible {
             if let flushTimeoutMs, level.isEnabled { level.flushTimeoutMs = flushTimeoutMs }
             return level
         }
-        let parts = trimmed.split(separator: ":", omittingEmptySubsequences: false)
+        var parts = trimmed.split(separator: ":", omittingEmptySubsequences: false)
+        var code = Code.reedSolomon
+        if parts.count == 3, parts[0] == "rq" || parts[0] == "raptorq" {
+            code = .raptorQModel
+            parts.removeFirst()
+        }
         guard parts.count == 2, let k = Int(parts[0]), let m = Int(parts[1]) else {
-            throw FECError(.badLevel, "unknown FEC level \"\(text)\" (none, conservative, balanced, aggressive, or k:m such as 10:3)")
+            throw FECError(.badLevel, "unknown FEC level \"\(text)\" (none, conservative, balanced, aggressive, k:m such as 10:3, or rq:k:m for the RaptorQ model)")
         }
         guard (1...ReedSolomon.maxSourceSymbols).contains(k) else {
             throw FECError(.outOfRange, "FEC level \(text): k must be 1...\(ReedSolomon.maxSourceSymbols)")
@@ -65,7 +89,8 @@ public struct FECLevel: Sendable, Hashable, CustomStringConvertible {
         guard (1...ReedSolomon.maxRepairSymbols).contains(m) else {
             throw FECError(.outOfRange, "FEC level \(text): m must be 1...\(ReedSolomon.maxRepairSymbols)")
         }
-        return FECLevel(name: "\(k):\(m)", k: k, m: m, flushTimeoutMs: flushTimeoutMs ?? defaultCustomFlushTimeoutMs)
+        return FECLevel(name: (code == .raptorQModel ? "rq:" : "") + "\(k):\(m)", k: k, m: m,
+                        flushTimeoutMs: flushTimeoutMs ?? defaultCustomFlushTimeoutMs, code: code)
     }
 
     /// Parses a comma-separated list, e.g. `none,balanced,10:3`.

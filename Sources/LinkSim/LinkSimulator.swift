@@ -205,12 +205,18 @@ public struct LinkSimulator {
     private var events = EventQueue()
     private var nowMs = 0.0
     private var rng: SplitMix64
+    /// Draws the RaptorQ model's reception overhead per group (its own stream, so Reed-Solomon levels
+    /// see the same traffic whether or not a RaptorQ level runs).
+    private var receptionRNG: SplitMix64
+    /// Symbols beyond k' a group needs before it decodes: 0 for Reed-Solomon (MDS); for the RaptorQ
+    /// model h with P(h or more) = 256^-h, drawn when the group opens.
+    private let groupExtra: UnsafeMutablePointer<Int32>
 
     public init(settings: Settings, data: Channel, feedback: Channel) {
         self.settings = settings
         self.data = data
         self.feedbackChannel = feedback
-        verifier = GroupVerifier(limit: settings.level.isEnabled ? settings.verifyGroups : 0,
+        verifier = GroupVerifier(limit: settings.level.isEnabled && settings.level.code == .reedSolomon ? settings.verifyGroups : 0,
                                  symbolSize: settings.symbolSize, seed: settings.seed)
         framer = FECFramer(level: settings.level)
         let a = settings.arq
@@ -246,6 +252,8 @@ public struct LinkSimulator {
         messages = storage.make(1 << 14, FeedbackMessage())
         messageMask = (1 << 14) - 1
         rng = SplitMix64(seed: settings.seed ^ 0x7AFF_1C00)
+        receptionRNG = SplitMix64(seed: settings.seed ^ 0x0F0E_7A1C)
+        groupExtra = storage.make(capacity, 0)
         horizonMs = data.timeOfOpportunity(after: settings.opportunities)
         if !settings.traffic.isGreedy { nextOfferMs = 0 }
     }
@@ -398,6 +406,7 @@ public struct LinkSimulator {
                 groupDone[g] = false
                 groupFirstTxArrived[g] = 0
                 groupFirstTxLostOriginals[g] = 0
+                groupExtra[g] = settings.level.code == .raptorQModel ? receptionOverhead() : 0
                 erasures.removeAll(keepingCapacity: true)
             }
             if delivered {
@@ -454,7 +463,9 @@ public struct LinkSimulator {
         guard index == Int(groupRepairs[g]) - 1 else { return }
         // Every symbol of the group has been sent once: what FEC alone makes of it (the binomial check).
         let k = Int(groupOriginals[g])
-        let failed = Int(groupFirstTxArrived[g]) < k
+        // With every original there, nothing needs decoding, whatever the code.
+        let arrived = Int(groupFirstTxArrived[g])
+        let failed = arrived < k || (groupFirstTxLostOriginals[g] > 0 && arrived < k + Int(groupExtra[g]))
         metrics.residualFECClusters.record(events: failed ? Int(groupFirstTxLostOriginals[g]) : 0, of: k)
         if failed {
             metrics.groupsFailedFEC += 1
@@ -619,11 +630,12 @@ public struct LinkSimulator {
         tryRebuild(group)
     }
 
-    /// MDS: k' symbols of any kind rebuild every original of the group.
+    /// Reed-Solomon (MDS): k' symbols of any kind rebuild every original of the group; the RaptorQ
+    /// model needs the group's drawn overhead on top.
     private mutating func tryRebuild(_ group: Int) {
         let g = group & mask
         let k = Int(groupOriginals[g])
-        guard k > 0, !groupDone[g], Int(groupHave[g]) >= k else { return }
+        guard k > 0, !groupDone[g], Int(groupHave[g]) >= k + Int(groupExtra[g]) else { return }
         groupDone[g] = true
         let first = groupFirstSeq[g]
         var rebuilt = 0
@@ -633,6 +645,14 @@ public struct LinkSimulator {
         }
         metrics.repairUsed += rebuilt
         if inOrder >= first && inOrder < first + k { release() }
+    }
+
+    /// RaptorQ's reception overhead: the decoder that holds k + h symbols fails with probability
+    /// 256^-(h+1), so the extra symbols a group needs are h with P(more than h) = 256^-(h+1).
+    private mutating func receptionOverhead() -> Int32 {
+        var h: Int32 = 0
+        while h < 8, receptionRNG.unitInterval() < 1.0 / 256 { h += 1 }
+        return h
     }
 
     /// First arrival of an original at the receiver, by whatever path.

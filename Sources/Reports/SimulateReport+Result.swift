@@ -66,6 +66,10 @@ extension SimulateReport.Level {
         let delay = SimulateReport.Percentiles(outcome.delay)
         if delay.samples > 0 && delay.samples < 100 { notes.append("delay p99 needs at least 100 delivered packets") }
         if !level.isEnabled { notes.append("no FEC: residual loss after FEC alone is the first-transmission loss") }
+        if level.isEnabled && level.code == .raptorQModel {
+            notes.append("RaptorQ modelled, not encoded: a group decodes from k + h of its symbols with probability 1 - 1/256^(h+1) "
+                         + "(RaptorQ's reception overhead, RFC 6330 code); no ISA-L check for this level")
+        }
         if !arq { notes.append("ARQ off: nothing is retransmitted; a packet is lost once a window of newer ones has been sent") }
         let stalls = t.stalls
         let stallCount = Int(stalls.totalCount)

@@ -37,7 +37,7 @@ struct SimulateCommand: ParsableCommand {
     @Option(help: "Loss model instead of fates: bernoulli:p=P or ge:p=P,r=R,h=H (plus delay=MS, rate=PER_S).")
     var model: String?
 
-    @Option(help: "FEC levels to compare, comma-separated: none, conservative, balanced, aggressive, k:m.")
+    @Option(help: "FEC levels to compare, comma-separated: none, conservative, balanced, aggressive, k:m (Reed-Solomon), rq:k:m (RaptorQ reception model).")
     var levels: String = "none,conservative,balanced,aggressive"
 
     @Option(help: "Flush timeout in ms for every FEC level (default: the preset's own; 20 for k:m).")
