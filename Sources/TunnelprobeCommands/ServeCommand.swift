@@ -63,9 +63,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a TCP query that started arriving may take to complete.")
     var tcpReadTimeout: Double = 5
 
+    @Option(help: ArgumentHelp("Put the responder in front of the tunnel server at ip:port: answer only authenticated probes, relay every other query to it unchanged, both ways, UDP and TCP (README, \"Measuring through your own tunnel server\"). The server sees the relay's address, not the resolver's.", valueName: "ip:port"))
+    var forward: String?
+
+    @Option(help: "With --forward: client addresses (ip and port) relayed at once, each with its own upstream socket.")
+    var forwardMaxFlows: Int = ForwardLimits.standard.maxFlows
+
+    @Option(help: "With --forward: seconds a relayed client address may stay silent before its upstream socket is closed.")
+    var forwardIdleTimeout: Double = 10
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
+        try validateForwarding()
         guard rateLimit >= 0 else { throw ValidationError("--rate-limit must be 0 or more") }
         guard (1...64).contains(threads) else { throw ValidationError("--threads must be 1...64") }
         guard ProbeResponder.EDNSMode(rawValue: edns) != nil else { throw ValidationError("--edns must be honor or ignore") }
@@ -99,6 +109,10 @@ struct ServeCommand: AsyncParsableCommand {
         let limits = TCPLimits(maxConnections: tcpMaxConnections,
                                idleTimeout: .milliseconds(Int64(tcpIdleTimeout * 1000)),
                                readTimeout: .milliseconds(Int64(tcpReadTimeout * 1000)))
+        if let upstream = try forwardUpstream() {
+            try await serveForwarding(responder: responder, upstream: upstream, addresses: addresses, tcp: limits, logger: logger)
+            return
+        }
         let server = ProbeServer(responder: responder, ratePerSourcePerSecond: rateLimit, threads: threads,
                                  tcp: limits, logger: logger)
         do {
