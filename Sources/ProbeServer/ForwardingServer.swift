@@ -310,6 +310,8 @@ final class ForwardingDatagramHandler: ChannelInboundHandler, @unchecked Sendabl
         let wildcard = upstream.protocol == .inet6 ? "::" : "0.0.0.0"
         DatagramBootstrap(group: loop)
             .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 65_536))
+            .channelOption(.maxMessagesPerRead, value: 16)
+            .channelOption(.socketOption(.so_rcvbuf), value: 1 << 20)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ForwardFlowHandler(flow: flow, upstream: upstream,

@@ -135,7 +135,18 @@ extension VerifySession {
         figures.bulkURL = bulk.url.description
         figures.bulkRequested = bulk.bytes
         let started = clock.now
-        switch await SandboxProbes.bulkGet(bulk, socks: configuration.socks, namespacePath: sandbox.namespacePath) {
+        let usesTUN = engine.usesTUN(socks: configuration.socks)
+        let before = usesTUN ? await sandbox.tunCounters() : nil
+        var outcome = await SandboxProbes.bulkGet(bulk, socks: configuration.socks, namespacePath: sandbox.namespacePath)
+        if usesTUN, case .success(let sample) = outcome {
+            // As for the first data: bytes that did not cross the TUN went around the tunnel.
+            let after = await sandbox.tunCounters()
+            let packets = before.flatMap { b in after.map { a in a.down &- b.down } } ?? 0
+            if packets == 0 {
+                outcome = .failure(ProbeFailure("\(sample.bodyBytes) bytes arrived but not through the TUN: traffic goes around the tunnel"))
+            }
+        }
+        switch outcome {
         case .success(let sample):
             let seconds = Double(sample.lastByteNanos) / 1e9
             figures.bulkBytes = sample.bodyBytes
