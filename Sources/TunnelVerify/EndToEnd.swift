@@ -1,4 +1,5 @@
 public import Base
+import Foundation
 
 /// `scan --e2e`: the real engine pinned to one resolver of a scanned pair, through verify's own
 /// engine abstraction (`EngineKind`, `Engine.make`, `Verifier`), so every engine `verify` can
@@ -26,10 +27,18 @@ public struct EndToEndConfiguration: Sendable {
         self.seed = seed
     }
 
-    /// The `verify` run for one pair: the profile pinned to the pair's resolver and domain.
+    /// The `verify` run for one pair: the profile pinned to the pair's resolver and domain, and in
+    /// a `command` engine's command line `{resolver}` (ip:port), `{resolver-ip}` and `{domain}`
+    /// replaced by the pair's (`{tun}` stays for verify to fill in).
     public func verification(resolver: Endpoint, domain: String, index: Int) -> VerifyConfiguration {
+        var pinned = overrides
+        pinned.command = overrides.command.map {
+            $0.replacingOccurrences(of: "{resolver-ip}", with: resolver.host)
+                .replacingOccurrences(of: "{resolver}", with: resolver.description)
+                .replacingOccurrences(of: "{domain}", with: domain)
+        }
         var configuration = VerifyConfiguration(profile: profile.pinned(to: resolver, domain: domain), engine: engine,
-                                                overrides: overrides, whoami: whoami, seed: seed &+ UInt64(index))
+                                                overrides: pinned, whoami: whoami, seed: seed &+ UInt64(index))
         configuration.checks = []
         configuration.deadline = deadline
         configuration.stateRoot = stateRoot

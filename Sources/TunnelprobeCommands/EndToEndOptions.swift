@@ -25,7 +25,7 @@ struct EndToEndOptions: ParsableArguments {
     @Option(name: .customLong("e2e-password-file"), help: "File holding the engine password.")
     var passwordFile: String?
 
-    @Option(name: .customLong("e2e-engine-command"), help: "With --e2e-engine command: the engine's command line; {tun} stands for the TUN device.")
+    @Option(name: .customLong("e2e-engine-command"), help: "With --e2e-engine command: the engine's command line; {tun} stands for the TUN device, {resolver} for the pair's resolver (ip:port), {resolver-ip} for its address, {domain} for its domain.")
     var engineCommand: String?
 
     @Option(name: .customLong("e2e-handshake-pattern"), help: "With --e2e-engine command: a regular expression whose match in the engine's log is handshake evidence.")

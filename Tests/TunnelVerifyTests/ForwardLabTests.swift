@@ -138,4 +138,26 @@ struct ForwardLabTests {
         #expect(!failing.engineWords.isEmpty, "the engine's own words: \(failing.reason ?? "")")
         #expect(scanned.status == 0)
     }
+
+    /// The generic command engine goes end to end too, its command line pinned to each pair
+    /// (`{resolver-ip}`, `{domain}`): here iodine started as a plain command.
+    @Test(.timeLimit(.minutes(2))) func theCommandEngineIsPinnedToEachPair() async throws {
+        let lab = try await lab()
+        let tunnel = try #require(lab.tunnel)
+        let password = try #require(Host.readText(tunnel.iodinePasswordFile)).trimmingCharacters(in: .whitespacesAndNewlines)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tp-fwd-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scanned = try await scan(lab, resolvers: ["198.18.4.9:53"], [
+            "--e2e", "--e2e-profile", try profile(lab, directory: directory), "--e2e-url", tunnel.whoamiURL,
+            "--e2e-bulk-url", try #require(tunnel.bulkURL), "--e2e-bulk-bytes", "16384", "--e2e-deadline", "8",
+            "--e2e-engine", "command", "--e2e-engine-command", "iodine -f -r -P \(password) -d {tun} {resolver-ip} {domain}",
+            "--e2e-handshake-pattern", "Connection setup complete",
+        ])
+        let report = try #require(scanned.report, "no scan report: \(scanned.stderr)")
+        let run = try #require(report.endToEnd?.runs.first, "no end-to-end run")
+        #expect(report.endToEnd?.engine == "command")
+        #expect(run.ok && run.resolver == "198.18.4.9:53", "\(run.reason ?? "")")
+        #expect(run.bulkBytes == 16384 && (run.goodputBytesPerSecond ?? 0) > 0)
+    }
 }
