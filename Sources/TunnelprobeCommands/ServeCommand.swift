@@ -25,8 +25,16 @@ struct ServeCommand: AsyncParsableCommand {
         Over UDP an answer to anything but an authenticated probe is never larger than the query
         (a larger one goes out with TC and the resolver asks again over TCP): no amplification.
 
+        --forward ip:port puts the responder in front of the tunnel server you already run under
+        the same domain (moved to that port): only authenticated probes and the apex SOA are
+        answered here; every other query is relayed to it unchanged and its answers come back
+        unchanged, over UDP (one upstream socket per client address and port) and TCP. The tunnel
+        server then sees the relay's address instead of the resolver's (README, "Measuring through
+        your own tunnel server").
+
         Example:
           tunnelprobe serve --domain t.example.com --key-file probe.key --listen 0.0.0.0:53
+          tunnelprobe serve --domain t.example.com --key-file probe.key --forward 127.0.0.1:5300
         """
     )
 
