@@ -71,7 +71,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a TCP query that started arriving may take to complete.")
     var tcpReadTimeout: Double = 5
 
-    @Option(help: ArgumentHelp("Put the responder in front of the tunnel server at ip:port: answer only authenticated probes, relay every other query to it unchanged, both ways, UDP and TCP (README, \"Measuring through your own tunnel server\"). The server sees the relay's address, not the resolver's.", valueName: "ip:port"))
+    @Option(help: ArgumentHelp("Put the responder in front of the tunnel server at ip:port: answer only authenticated probes (and the apex SOA), relay every other query to it unchanged, both ways, UDP and TCP (README, \"Measuring through your own tunnel server\"). The server sees the relay's address, not the resolver's.", valueName: "ip:port"))
     var forward: String?
 
     @Option(help: "With --forward: client addresses (ip and port) relayed at once, each with its own upstream socket.")
