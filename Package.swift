@@ -173,7 +173,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Base"], path: "Tests/TestSupport"),
         .testTarget(name: "BaseTests", dependencies: ["Base"]),
         // The commands' own flag handling, in process (`@testable import TunnelprobeCommands`).
-        .testTarget(name: "CommandLineTests", dependencies: ["TunnelprobeCommands", "Impairment", "Base", "Fates"]),
+        .testTarget(name: "CommandLineTests", dependencies: ["TunnelprobeCommands", "Impairment", "Base", "Fates", "ProbeClient"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
         .testTarget(name: "EngineModelsTests", dependencies: ["EngineModels"], resources: [.copy("Fixtures")]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzEntries", "TestSupport"]),

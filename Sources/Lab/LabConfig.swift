@@ -55,6 +55,17 @@ public struct LabConfig: Sendable, Codable, Hashable {
     /// When set, the lab also runs the tunnel servers (iodined for this domain, delegated by the
     /// resolver; OpenVPN; wireguard-go) and an internet namespace with nginx (`TunnelServers`).
     public var tunnelDomain: String?
+    /// When true, the lab runs the tunnel servers for the probe domain itself, as a user with one
+    /// delegation does: iodined on the server address, port `TunnelServers.forwardedPort`, behind the
+    /// responder, which the lab starts with `--forward` to it (`serve --forward`). nil or false: the
+    /// responder alone holds the probe domain. Excludes `tunnelDomain`.
+    public var tunnelBehindResponder: Bool?
+
+    /// Whether the lab runs the tunnel servers for the probe domain behind `serve --forward`.
+    public var forwardsTunnel: Bool { tunnelBehindResponder == true }
+
+    /// The domain the lab's iodined serves: the tunnel domain, or the probe domain behind the responder.
+    public var iodineDomain: String? { forwardsTunnel ? domain : tunnelDomain }
 
     /// How `up` decides that the responder has started.
     public enum ResponderReadiness: String, Sendable, Codable, Hashable, CaseIterable {
@@ -77,8 +88,10 @@ public struct LabConfig: Sendable, Codable, Hashable {
         impairCommand: [String]? = nil,
         tunnelDomain: String? = nil,
         resolverSoftware: ResolverSoftware? = nil,
-        resolverUpstreamEDNS: Int? = nil
+        resolverUpstreamEDNS: Int? = nil,
+        tunnelBehindResponder: Bool = false
     ) {
+        self.tunnelBehindResponder = tunnelBehindResponder ? true : nil
         self.resolverSoftware = resolverSoftware
         self.resolverUpstreamEDNS = resolverUpstreamEDNS
         self.name = name
@@ -115,7 +128,10 @@ public struct LabConfig: Sendable, Codable, Hashable {
             throw LabError(.invalidConfig,
                            "resolver upstream EDNS size \(size) is outside \(LabConfig.upstreamEDNSRange.lowerBound)...\(LabConfig.upstreamEDNSRange.upperBound)")
         }
-        if software == .knot, tunnelDomain != nil {
+        if forwardsTunnel, tunnelDomain != nil {
+            throw LabError(.invalidConfig, "the tunnel behind the responder serves the probe domain; drop the separate tunnel domain")
+        }
+        if software == .knot, iodineDomain != nil {
             throw LabError(.invalidConfig, "the tunnel servers run behind unbound only (its split-name rules); drop the tunnel domain or use unbound")
         }
         if let tunnel = tunnelDomain {

@@ -8,10 +8,13 @@ struct UnboundConfiguration: Sendable, Hashable {
     var stateDirectory: String
     /// Delegated to iodined (`TunnelServers`) when the lab runs the tunnel servers.
     var tunnelDomain: String?
+    /// Whether the lab runs the tunnel servers (a tunnel domain, or iodined behind the responder).
+    var tunnelServers: Bool
 
     init(config: LabConfig, stateDirectory: String) {
         domain = config.domain
         tunnelDomain = config.tunnelDomain
+        tunnelServers = config.iodineDomain != nil
         udpLimit = config.resolverUDPLimit
         upstreamEDNS = config.resolverUpstreamEDNS
         capsForID = config.resolverCapsForID
@@ -68,7 +71,7 @@ struct UnboundConfiguration: Sendable, Hashable {
            UnboundConfiguration.defaultLocalTopLevelZones.contains(top) {
             server.append("local-zone: \"\(top).\" nodefault")
         }
-        if tunnelDomain != nil { server += LabSplitNames.unboundLines }
+        if tunnelServers { server += LabSplitNames.unboundLines }
         var text = "# Written by tunnelprobe lab; rewritten on every lab up.\nserver:\n"
         for line in server { text += "    \(line)\n" }
         text += "stub-zone:\n"

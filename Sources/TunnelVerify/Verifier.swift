@@ -66,6 +66,8 @@ public struct VerifyConfiguration: EngineRunConfiguration {
     public var socks: Endpoint?
     /// Where the uplink capture is kept (a pcap file); `nil` keeps it only for the run.
     public var capturePath: String?
+    /// A bulk download after the first data (`scan --e2e`); nil for none (Transfer.swift).
+    public var bulk: BulkTransfer?
 
     public init(profile: Profile, engine: EngineKind, overrides: EngineOverrides = EngineOverrides(), whoami: WhoamiURL?, seed: UInt64) {
         self.profile = profile
@@ -115,6 +117,8 @@ struct VerifySession {
     /// What the engine's log says about the resolver (Engine.resolverEvidence), for the reason of failed checks.
     var resolverEvidence: String?
     var interrupted = false
+    /// The first data's time and the bulk download's figures (Transfer.swift).
+    var transfer: VerifyResult.Transfer?
     /// Which check each uplink packet is evidence for; its windows and names are filled in as the
     /// checks run.
     var evidence: EvidenceRule
@@ -322,6 +326,7 @@ struct VerifySession {
                 exitIP.observed = body.split(whereSeparator: \.isNewline).first.map(String.init)
                 let path = configuration.socks.map { "SOCKS5 \($0)" + (usesTUN ? " and \(sandbox.tunDevice)" : "") } ?? sandbox.tunDevice
                 record("data", started: started, ok: true, detail: "GET \(whoami) through \(path): \(exitIP.observed ?? "")")
+                guard await measureTransfer(dataStarted: started, process: process) else { return }
             case .success:
                 fail("data", started: started, reason: "the answer from \(whoami) did not come through the TUN: traffic goes around the tunnel")
                 return
@@ -598,7 +603,7 @@ struct VerifySession {
             diagnostics: diagnostics,
             timing: VerifyResult.Timing(startToVerdictMs: end, handshakeMs: handshake.timeMs,
                                         afterHandshakeMs: handshakeAt.map { (clock.now - $0).milliseconds }),
-            verdict: verdict, reason: reason)
+            verdict: verdict, reason: reason, transfer: transfer)
     }
 }
 

@@ -99,10 +99,16 @@ extension LabCommand {
         @Option(help: "Also run the tunnel servers (iodined for this domain, OpenVPN, wireguard-go) and an internet namespace with nginx.")
         var tunnelDomain: String?
 
+        @Flag(help: "Run the tunnel servers for --domain itself, iodined on 198.18.1.2:5300 behind the responder, which the lab starts with `serve --forward` (one delegation, as a user has). Not with --tunnel-domain.")
+        var tunnelBehindResponder = false
+
         @Flag(help: "Print the lab status as JSON.")
         var json = false
 
         func validate() throws {
+            if tunnelBehindResponder, tunnelDomain != nil {
+                throw ValidationError("--tunnel-behind-responder serves --domain; drop --tunnel-domain")
+            }
             guard LabConfig.ResolverSoftware(rawValue: resolverSoftware) != nil else {
                 throw ValidationError("--resolver-software must be unbound or knot")
             }
@@ -153,7 +159,8 @@ extension LabCommand {
                 impairCommand: impairCommand,
                 tunnelDomain: tunnelDomain,
                 resolverSoftware: LabConfig.ResolverSoftware(rawValue: resolverSoftware) == .knot ? .knot : nil,
-                resolverUpstreamEDNS: resolverUpstreamEdns
+                resolverUpstreamEDNS: resolverUpstreamEdns,
+                tunnelBehindResponder: tunnelBehindResponder
             )
             await LabCLI.reclaimOrphans(stateRoot: lab.stateRoot, logger: lab.logger)
             let status: LabStatus
