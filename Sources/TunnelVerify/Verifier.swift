@@ -30,7 +30,7 @@ extension EngineRunConfiguration {
         } catch {
             throw VerifyError(.invalidProfile, error.description)
         }
-        let tools = try Tools.locate(engine: (made.program, made.package))
+        let tools = try Tools.locate(engine: (made.program, made.package), path: overrides.enginePath)
         if engine == .wireguard { _ = try Host.require("wg", package: "wireguard-tools") }
         return (made, tools)
     }
@@ -66,6 +66,8 @@ public struct VerifyConfiguration: EngineRunConfiguration {
     public var socks: Endpoint?
     /// Where the uplink capture is kept (a pcap file); `nil` keeps it only for the run.
     public var capturePath: String?
+    /// Where the engine's log is written (kept with the report); `nil` keeps it only for the run.
+    public var engineLogPath: String?
 
     public init(profile: Profile, engine: EngineKind, overrides: EngineOverrides = EngineOverrides(), whoami: WhoamiURL?, seed: UInt64) {
         self.profile = profile
@@ -73,6 +75,20 @@ public struct VerifyConfiguration: EngineRunConfiguration {
         self.overrides = overrides
         self.whoami = whoami
         self.seed = seed
+        socks = engine.defaultSOCKS
+    }
+}
+
+extension EngineKind {
+    /// Where a SOCKS-shaped engine listens unless `--socks` says otherwise.
+    public var defaultSOCKS: Endpoint? { self == .masterdnsvpn ? MasterDnsVPNConfig.defaultSOCKS : nil }
+}
+
+extension Profile {
+    /// The DNS servers the sandbox's resolv.conf gets for `engine`: MasterDnsVPN's own DNS listener
+    /// takes them when the profile names none (the seed's mapdns), the profile's otherwise.
+    public func sandboxDNS(for engine: EngineKind) -> [String] {
+        engine == .masterdnsvpn && dns.isEmpty ? [MasterDnsVPNConfig.localDNS] : dns
     }
 }
 
@@ -83,6 +99,8 @@ public enum Verifier {
     public static func run(_ configuration: VerifyConfiguration) async throws(VerifyError) -> VerifyResult {
         let (engine, tools) = try configuration.prepared()
         let sandbox = Sandbox(stateRoot: configuration.stateRoot)
+        var configuration = configuration
+        configuration.profile.dns = configuration.profile.sandboxDNS(for: configuration.engine)
         return try await SandboxRunner.run(VerifySession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox),
                                            dnsServers: configuration.profile.dns)
     }
@@ -137,6 +155,9 @@ struct VerifySession {
 
     var elapsedMs: Int { (clock.now - origin).milliseconds }
 
+    /// The engine's log: kept with the report when the command says where, in the sandbox otherwise.
+    var engineLogPath: String { configuration.engineLogPath ?? sandbox.directory + "/engine.log" }
+
     mutating func record(_ name: String, started: ContinuousClock.Instant, ok: Bool, detail: String? = nil) {
         phases.append(VerifyResult.Phase(name: name, startedMs: (started - origin).milliseconds,
                                          durationMs: (clock.now - started).milliseconds, ok: ok, detail: detail))
@@ -172,8 +193,14 @@ struct VerifySession {
         var started = clock.now
         guard let program = tools.engine else { return }
         engineArgv = [tools.ip, "netns", "exec", sandbox.namespace] + engine.argv(program: program, sandbox: sandbox)
+        do {
+            try engine.prepare(sandbox: sandbox)
+        } catch {
+            fail("engine", started: started, reason: error.message)
+            return
+        }
         sandbox.recordStep("engine")
-        let process = EngineProcess(argv: engineArgv, log: sandbox.directory + "/engine.log")
+        let process = EngineProcess(argv: engineArgv, log: engineLogPath)
         let pid = await enginePID(process: process, deadline: clock.now + .seconds(2))
         guard let pid else {
             let code = await process.waitForExit(timeout: .milliseconds(500))
@@ -193,7 +220,7 @@ struct VerifySession {
 
         // TUN up with its address
         started = clock.now
-        let deadline = PhaseTiming(deadline: configuration.deadline).handshakeDeadline(tunStart: started)
+        let deadline = PhaseTiming(deadline: configuration.deadline, handshake: configuration.overrides.handshakeDeadline).handshakeDeadline(tunStart: started)
         // A SOCKS-shaped engine started without `{tun}` has no TUN: the sandbox is a host that
         // uses the proxy, and its routes stay those of the device's network.
         let usesTUN = engine.usesTUN(socks: configuration.socks)
@@ -307,7 +334,7 @@ struct VerifySession {
         let before = await sandbox.tunCounters()
         if let whoami = configuration.whoami {
             // GETs until one is answered or the data phase's own deadline passes (PhaseTiming).
-            let dataDeadline = PhaseTiming(deadline: configuration.deadline).dataDeadline(handshake: clock.now)
+            let dataDeadline = PhaseTiming(deadline: configuration.deadline, handshake: configuration.overrides.handshakeDeadline).dataDeadline(handshake: clock.now)
             var result = await SandboxProbes.httpGet(url: whoami, socks: configuration.socks, namespacePath: sandbox.namespacePath,
                                                      timeout: PhaseTiming.dataProbeTimeout)
             while case .failure = result, clock.now < dataDeadline, !Task.isCancelled {
@@ -316,7 +343,7 @@ struct VerifySession {
                                                      timeout: PhaseTiming.dataProbeTimeout)
             }
             let after = await sandbox.tunCounters()
-            let carried = !usesTUN || (before.flatMap { b in after.map { a in a.up > b.up && a.down > b.down } } ?? false)
+            let carried = !engine.carriesDataOnTUN(socks: configuration.socks) || (before.flatMap { b in after.map { a in a.up > b.up && a.down > b.down } } ?? false)
             switch result {
             case .success(let body) where carried:
                 exitIP.observed = body.split(whereSeparator: \.isNewline).first.map(String.init)
@@ -565,8 +592,18 @@ struct VerifySession {
     }
 
     mutating func fillDiagnostics() async {
-        let log = Host.readText(sandbox.directory + "/engine.log") ?? ""
+        let log = Host.readText(engineLogPath) ?? ""
         let found = engine.diagnostics(log: log)
+        if engine.kind == .masterdnsvpn {
+            var details = EngineDiagnostics.masterDnsVPN(log: log, carrier: nil, fec: engine.masterdns?.fec)
+            if let captureSummary {
+                details.packetsUp = captureSummary.carrier
+                details.unavailable["packetsUp"] = nil
+                details.sources["packetsUp"] = "uplink capture: carrier queries to the resolvers"
+                details.unavailable["packetsDown"] = "the client has no packet counter and the uplink capture keeps outbound packets only"
+            }
+            diagnostics.engine = details
+        }
         resolverEvidence = engine.resolverEvidence(log: log)
         diagnostics.selectedResolver = found.resolver
         diagnostics.session = found.session
