@@ -300,7 +300,6 @@ struct Engine: Sendable {
             switch MasterDnsVPNLog(log).handshake {
             case .pending: return .pending
             case .done(let evidence, _): return .done(evidence: evidence)
-            case .failed(let missing, let line): return .failed(reason: missing, words: line)
             }
         }
         for marker in failureMarkers {
@@ -340,6 +339,13 @@ struct Engine: Sendable {
     func resolverEvidence(log: String) -> String? {
         guard kind == .iodine, let domain = carrierDomain else { return nil }
         return IodineNames(domain: domain, arguments: extraArguments).minimisationEvidence(log: log)
+    }
+
+    /// The engine's own line saying why it exited, when its log has one (MasterDnsVPN's
+    /// "Client startup failed: ...").
+    func exitWords(log: String) -> String? {
+        guard kind == .masterdnsvpn else { return nil }
+        return MasterDnsVPNLog(log).startupErrorLine
     }
 
     /// Why the handshake did not finish in time, from what the log shows.

@@ -107,14 +107,14 @@ public struct MasterDnsVPNLog: Sendable, Hashable {
     }
 
     /// The seed's handshake rule on this log: done when the client has a session id and has accepted
-    /// at least one resolver; failed at once when it exited or gave up in words that end the
-    /// session; pending otherwise.
+    /// at least one resolver; pending otherwise. The client retries its MTU test and its session
+    /// init by itself, so nothing it logs ends the wait before the deadline: what was missing then
+    /// is `missing`. (A client that exits ends the run at its engine phase.)
     public var handshake: HandshakeVerdict {
         if let sessionID, let first = accepted.first {
             return .done(evidence: "session id \(sessionID), \(accepted.count) accepted resolver\(accepted.count == 1 ? "" : "s") (\(first))",
                          line: sessionLine ?? "")
         }
-        if let startupErrorLine { return .failed(missing: "the client did not start", line: startupErrorLine) }
         return .pending
     }
 
@@ -124,8 +124,12 @@ public struct MasterDnsVPNLog: Sendable, Hashable {
         if let startupErrorLine { return ("the client did not start", startupErrorLine) }
         if accepted.isEmpty {
             if let noResolverLine {
-                let detail = rejected.isEmpty ? "" : " (" + rejected.map { "\($0.resolver) \($0.reason)" }.joined(separator: ", ") + ")"
-                return ("no resolver accepted: the MTU test found no resolver that carries the tunnel\(detail)", noResolverLine)
+                var seen = Set<String>()
+                let distinct = rejected.map { "\($0.resolver) \($0.reason)" }.filter { seen.insert($0).inserted }
+                let detail = distinct.isEmpty ? "" : " (rejected: " + distinct.joined(separator: ", ") + ")"
+                // The client's log reads the same for a wrong key and a resolver that drops the
+                // tunnel (recordings wrong-key and resolver-drop): every MTU probe fails at once.
+                return ("no resolver accepted: every MTU probe failed\(detail); a wrong encryption key or method, or a resolver that does not carry the tunnel's queries", noResolverLine)
             }
             return ("no resolver accepted: the MTU test did not finish (no answer through the resolvers)", nil)
         }
@@ -139,7 +143,6 @@ public struct MasterDnsVPNLog: Sendable, Hashable {
     public enum HandshakeVerdict: Sendable, Hashable {
         case pending
         case done(evidence: String, line: String)
-        case failed(missing: String, line: String)
     }
 }
 
@@ -188,7 +191,7 @@ public struct EngineDiagnostics: Codable, Sendable, Hashable {
         set(\.sessionID, "sessionID", log.sessionID, missing: "the client logged no session id")
         let acceptedCount: Int? = log.validTotal?.valid ?? (log.phase == nil ? nil : log.accepted.count)
         set(\.acceptedResolvers, "acceptedResolvers", acceptedCount, missing: "the client's MTU test did not report")
-        set(\.rejectedResolvers, "rejectedResolvers", log.validTotal.map { $0.of - $0.valid } ?? (log.rejected.isEmpty ? nil : log.rejected.count),
+        set(\.rejectedResolvers, "rejectedResolvers", log.validTotal.map { $0.of - $0.valid } ?? (log.rejected.isEmpty ? nil : Set(log.rejected.map(\.resolver)).count),
             missing: "the client's MTU test did not report")
         set(\.uploadMTU, "uploadMTU", log.uploadMTU, missing: "the client logged no synced upload MTU")
         set(\.downloadMTU, "downloadMTU", log.downloadMTU, missing: "the client logged no synced download MTU")

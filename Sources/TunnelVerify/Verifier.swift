@@ -211,7 +211,8 @@ struct VerifySession {
                 fail("handshake", started: clock.now, reason: reason, words: [words] + Host.lastLines(log, count: 3), exit: code)
                 return
             }
-            fail("engine", started: started, reason: "engine exited at start" + (code.map { " with status \($0)" } ?? ""),
+            fail("engine", started: started, reason: "engine exited at start" + (code.map { " with status \($0)" } ?? "")
+                    + (engine.exitWords(log: log).map { ": \($0)" } ?? ""),
                  words: Host.lastLines(log, count: 5), exit: code)
             return
         }
@@ -441,7 +442,8 @@ struct VerifySession {
             fail("handshake", started: phase == "handshake" ? started : clock.now, reason: reason,
                  words: [words] + Host.lastLines(log, count: 3), exit: code)
         } else {
-            fail(phase, started: started, reason: "engine exited with status \(code)", words: Host.lastLines(log, count: 5), exit: code)
+            fail(phase, started: started, reason: "engine exited with status \(code)" + (engine.exitWords(log: log).map { ": \($0)" } ?? ""),
+                 words: Host.lastLines(log, count: 5), exit: code)
         }
         return true
     }
@@ -494,15 +496,22 @@ struct VerifySession {
                 let servers = configuration.profile.dns
                 // A name counts as answered when any server answered it (NXDOMAIN included: the names
                 // are new, so any answer came from a resolver that could reach the DNS).
-                let answered = await withTaskGroup(of: Set<UInt16>.self) { group in
-                    for server in servers {
-                        group.addTask {
-                            Set(await SandboxProbes.dnsQueries(frozen, server: server, namespacePath: path, wait: .milliseconds(1500)).keys)
+                // MasterDnsVPN's DNS listener answers only from its cache: a miss is sent through the
+                // tunnel and not answered (internal/client/dns_listener.go), so the query is asked
+                // again as a stub resolver retries (resolv.conf `attempts`).
+                let attempts = engine.kind == .masterdnsvpn ? 3 : 1
+                var answered = Set<UInt16>()
+                for _ in 0..<attempts where answered.count < frozen.count {
+                    answered.formUnion(await withTaskGroup(of: Set<UInt16>.self) { group in
+                        for server in servers {
+                            group.addTask {
+                                Set(await SandboxProbes.dnsQueries(frozen, server: server, namespacePath: path, wait: .milliseconds(1500)).keys)
+                            }
                         }
-                    }
-                    var ids = Set<UInt16>()
-                    for await answeredIDs in group { ids.formUnion(answeredIDs) }
-                    return ids
+                        var ids = Set<UInt16>()
+                        for await answeredIDs in group { ids.formUnion(answeredIDs) }
+                        return ids
+                    })
                 }
                 dnsLeak.answered = answered.count
                 if !servers.isEmpty { dnsLeak.resolves = answered.count == names.count && !names.isEmpty }
