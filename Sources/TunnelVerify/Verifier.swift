@@ -68,6 +68,10 @@ public struct VerifyConfiguration: EngineRunConfiguration {
     public var capturePath: String?
     /// Where the engine's log is written (kept with the report); `nil` keeps it only for the run.
     public var engineLogPath: String?
+    /// Sends the sandbox's TCP into the SOCKS-shaped engine through redsocks (`PacketBridge`), as
+    /// the seed's packet-flow bridge does; on for MasterDnsVPN. Off, only verify's own probes use
+    /// the engine's SOCKS5 listener.
+    public var bridgeTCP: Bool
 
     public init(profile: Profile, engine: EngineKind, overrides: EngineOverrides = EngineOverrides(), whoami: WhoamiURL?, seed: UInt64) {
         self.profile = profile
@@ -76,6 +80,13 @@ public struct VerifyConfiguration: EngineRunConfiguration {
         self.whoami = whoami
         self.seed = seed
         socks = engine.defaultSOCKS
+        bridgeTCP = engine == .masterdnsvpn
+    }
+
+    /// `EngineRunConfiguration.preflight`, and the bridge's program when the run bridges TCP.
+    public func preflight() throws(VerifyError) {
+        _ = try prepared()
+        if bridgeTCP { _ = try Host.require("redsocks", package: "redsocks") }
     }
 }
 
@@ -322,6 +333,23 @@ struct VerifySession {
             break
         }
 
+        // The sandbox's TCP into the engine's SOCKS5 listener (the seed's packet-flow bridge).
+        var bridged = false
+        if configuration.bridgeTCP, let socks = configuration.socks {
+            let bridgeStart = clock.now
+            do {
+                let redsocks = try Host.require("redsocks", package: "redsocks")
+                let bridge = PacketBridge(sandbox: sandbox, socks: socks, carriers: engine.carriers)
+                _ = try await bridge.start(tools: tools, redsocks: redsocks, deadline: clock.now + .seconds(5))
+                bridged = true
+                record("bridge", started: bridgeStart, ok: true,
+                       detail: "IPv4 TCP of the sandbox -> redsocks 127.0.0.1:\(PacketBridge.port) -> SOCKS5 \(socks); carriers and loopback not redirected")
+            } catch {
+                fail("bridge", started: bridgeStart, reason: error.message)
+                return
+            }
+        }
+
         // Routes again, idempotently, in case the engine reconfigured the TUN during the handshake.
         if usesTUN { do {
             try await sandbox.applyTunnelRoutes(carriers: carriers, excludeCarriers: configuration.excludeCarriers,
@@ -336,11 +364,13 @@ struct VerifySession {
         if let whoami = configuration.whoami {
             // GETs until one is answered or the data phase's own deadline passes (PhaseTiming).
             let dataDeadline = PhaseTiming(deadline: configuration.deadline, handshake: configuration.overrides.handshakeDeadline).dataDeadline(handshake: clock.now)
-            var result = await SandboxProbes.httpGet(url: whoami, socks: configuration.socks, namespacePath: sandbox.namespacePath,
+            // Bridged, the GET is a plain connection, as any app's: the bridge must carry it.
+            let probeSOCKS = bridged ? nil : configuration.socks
+            var result = await SandboxProbes.httpGet(url: whoami, socks: probeSOCKS, namespacePath: sandbox.namespacePath,
                                                      timeout: PhaseTiming.dataProbeTimeout)
             while case .failure = result, clock.now < dataDeadline, !Task.isCancelled {
                 try? await clock.sleep(for: configuration.pollInterval)
-                result = await SandboxProbes.httpGet(url: whoami, socks: configuration.socks, namespacePath: sandbox.namespacePath,
+                result = await SandboxProbes.httpGet(url: whoami, socks: probeSOCKS, namespacePath: sandbox.namespacePath,
                                                      timeout: PhaseTiming.dataProbeTimeout)
             }
             let after = await sandbox.tunCounters()
@@ -348,7 +378,8 @@ struct VerifySession {
             switch result {
             case .success(let body) where carried:
                 exitIP.observed = body.split(whereSeparator: \.isNewline).first.map(String.init)
-                let path = configuration.socks.map { "SOCKS5 \($0)" + (usesTUN ? " and \(sandbox.tunDevice)" : "") } ?? sandbox.tunDevice
+                let path = bridged ? "the bridge (redsocks) and SOCKS5 \(configuration.socks?.description ?? "")"
+                    : configuration.socks.map { "SOCKS5 \($0)" + (usesTUN ? " and \(sandbox.tunDevice)" : "") } ?? sandbox.tunDevice
                 record("data", started: started, ok: true, detail: "GET \(whoami) through \(path): \(exitIP.observed ?? "")")
             case .success:
                 fail("data", started: started, reason: "the answer from \(whoami) did not come through the TUN: traffic goes around the tunnel")

@@ -102,6 +102,21 @@ struct MasterDnsVPNEngineTests {
         }
     }
 
+    /// The bridge redirects the sandbox's TCP to redsocks, never the carriers' (that would loop the
+    /// engine's own queries into itself) nor loopback (the engine's listeners).
+    @Test func bridgeLeavesCarriersAndLoopbackAlone() {
+        let carriers = [Endpoint(address: IPAddress("198.18.0.1")!, port: 53), Endpoint(address: IPAddress("192.0.2.53")!, port: 5353),
+                        Endpoint(address: IPAddress("2001:db8::53")!, port: 53)]
+        let bridge = PacketBridge(sandbox: Sandbox(stateRoot: "/nonexistent"), socks: MasterDnsVPNConfig.defaultSOCKS, carriers: carriers)
+        let lines = bridge.rules.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let redirect = lines.firstIndex { $0.hasPrefix("meta l4proto tcp redirect to :\(PacketBridge.port)") }
+        let carrierReturn = lines.firstIndex(of: "ip daddr { 192.0.2.53, 198.18.0.1 } return")
+        let loopback = lines.firstIndex(of: "ip daddr 127.0.0.0/8 return")
+        #expect(redirect != nil && carrierReturn != nil && loopback != nil, "\(bridge.rules)")
+        if let redirect, let carrierReturn, let loopback { #expect(carrierReturn < redirect && loopback < redirect) }
+        #expect(bridge.config.contains("port = 18000;") && bridge.config.contains("type = socks5;"))
+    }
+
     // MARK: - the handshake rule on the recordings
 
     @Test(arguments: ["fec-none", "fec-conservative", "fec-balanced", "fec-aggressive"])

@@ -11,9 +11,9 @@ import TestSupport
 /// not an engine: it prints the recording and sends nothing. CI cannot install MasterDnsVPN.
 /// Also the command's errors: a missing engine, a protocol without one, another protocol's engine,
 /// a bad field, and `--print-config`.
-let masterDnsVPNReplayGate = LabGate(tools: [("ip", "iproute2"), ("nft", "nftables")], binary: true)
+let masterDnsVPNReplayGate = LabGate(tools: [("ip", "iproute2"), ("nft", "nftables"), ("redsocks", "redsocks")], binary: true)
 
-@Suite(.serialized, .enabled(if: masterDnsVPNReplayGate.runs, "needs root, ip, nft and the binary"))
+@Suite(.serialized, .enabled(if: masterDnsVPNReplayGate.runs, "needs root, ip, nft, redsocks and the binary"))
 struct MasterDnsVPNReplayLabTests {
     static let gate = masterDnsVPNReplayGate
 
@@ -81,6 +81,9 @@ struct MasterDnsVPNReplayLabTests {
         #expect(report.result.handshake.evidence == "session id 7, 1 accepted resolver (198.18.0.1:53)")
         let phase = try #require(report.result.phases.first { $0.name == "routes" })
         #expect(phase.ok && phase.detail?.contains("excluded 198.18.0.1") == true)
+        // The bridge took the sandbox's TCP, the carrier left out of its redirect.
+        let bridge = try #require(report.result.phases.first { $0.name == "bridge" })
+        #expect(bridge.ok && bridge.detail?.contains("SOCKS5 127.0.0.1:18000") == true)
         let diagnostics = try #require(report.result.diagnostics.engine)
         #expect(diagnostics.sessionID == "7" && diagnostics.acceptedResolvers == 1 && diagnostics.selectedResolver == "198.18.0.1")
         #expect(diagnostics.fecRequested?.groupSize == 12)
