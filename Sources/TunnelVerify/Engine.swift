@@ -196,7 +196,7 @@ struct Engine: Sendable {
     }
 
     /// What to install when no MasterDnsVPN client is found (it is in no package registry).
-    static let masterDnsVPNPackage = "MasterDnsVPN's Go client (in no package registry: build cmd/client of github.com/masterking32/MasterDnsVPN with Go and put it on PATH as masterdnsvpn-client, or give --engine-path)"
+    static let masterDnsVPNPackage = "the MasterDnsVPN client is in no package registry: build the Go edition's cmd/client (github.com/masterking32/MasterDnsVPN) and put it on PATH as masterdnsvpn-client, or give --engine-path"
 
     static func secret(_ settings: Profile.EngineSettings, section: String, field: String) throws(ProfileError) -> String {
         if let password = settings.password, !password.isEmpty { return password }

@@ -377,10 +377,10 @@ struct Tools: Sendable {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
               FileManager.default.isExecutableFile(atPath: path) else {
-            throw VerifyError(.missingTool, "--engine-path \(path): no executable file there (\(program): \(package))")
+            throw VerifyError(.missingTool, "--engine-path \(path): no executable file there")
         }
         if program == "masterdnsvpn-client", path.hasSuffix(".py") {
-            throw VerifyError(.missingTool, "--engine-path \(path): the MasterDnsVPN Python edition reads client_config.toml only beside its script, so verify cannot give it a config; build the Go edition's client (\(package))")
+            throw VerifyError(.missingTool, "--engine-path \(path): the MasterDnsVPN Python edition reads client_config.toml only beside its script, so verify cannot give it a config; run the Go edition's client")
         }
         return path
     }
