@@ -33,6 +33,9 @@ public final class ProbeServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let channels = NIOLockedValueBox<[any Channel]>([])
     private let stats = NIOLockedValueBox(Statistics())
+    private let stopping = NIOLockedValueBox(false)
+    /// Whether `stop()` has finished, and who waits for it.
+    private let finished = NIOLockedValueBox<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     public init(responder: ProbeResponder, ratePerSourcePerSecond: Double, threads: Int = 1,
                 tcp: TCPLimits = .standard, logger: Logger) {
@@ -60,6 +63,8 @@ public final class ProbeServer: Sendable {
                 do {
                     let tcp = try await bindTCP(local)
                     channels.withLockedValue { $0 += [udp, tcp] }
+                    watch(udp)
+                    watch(tcp)
                     bound.append(local)
                     logger.info("listening", metadata: ["address": "\(local)", "transports": "udp tcp"])
                     break
@@ -102,15 +107,48 @@ public final class ProbeServer: Sendable {
             .bind(to: address).get()
     }
 
-    /// Waits until every channel is closed (by `stop()` or an error).
+    /// Returns when `stop()` has finished; a listening channel that closes by itself (an error)
+    /// stops the server too.
+    ///
+    /// It does not await the channels' close futures: those complete on the event loops, and once
+    /// `stop()` has shut the loops down a future not yet awaited can no longer call back (NIO says
+    /// "Cannot schedule tasks on an EventLoop that has already shut down"), so such a wait never
+    /// returned and `serve` hung after its stop (stop 23; about 1 run in 25 of a SIGTERM test).
     public func wait() async throws {
-        for channel in channels.withLockedValue({ $0 }) { try await channel.closeFuture.get() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = finished.withLockedValue { state in
+                if !state.done { state.waiters.append(continuation) }
+                return state.done
+            }
+            if done { continuation.resume() }
+        }
     }
 
-    /// Closes the channels; answers already queued go out first.
+    /// Closes the channels (answers already queued go out first) and shuts the event loops down.
+    /// Idempotent: a second call waits for the first.
     public func stop() async {
+        let first = stopping.withLockedValue { was in
+            defer { was = true }
+            return !was
+        }
+        guard first else { try? await wait(); return }
         for channel in channels.withLockedValue({ $0 }) { try? await channel.close() }
         try? await group.shutdownGracefully()
+        let waiters = finished.withLockedValue { state in
+            state.done = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// A channel closed while the server was not stopping: say so and stop the rest.
+    private func watch(_ channel: any Channel) {
+        channel.closeFuture.whenComplete { [self] _ in
+            guard !stopping.withLockedValue({ $0 }) else { return }
+            logger.error("a listening channel closed by itself; stopping", metadata: ["address": "\(String(describing: channel.localAddress))"])
+            Task { await stop() }
+        }
     }
 
     public var statistics: Statistics { stats.withLockedValue { $0 } }

@@ -286,10 +286,22 @@ struct Engine: Sendable {
         }
         let wg = try Host.require("wg", package: "wireguard-tools")
         let endpoint = carriers[0]
-        try await Host.check([tools.ip, "netns", "exec", sandbox.namespace, wg, "set", sandbox.tunDevice,
-                              "private-key", settings.keyFile ?? "",
-                              "peer", settings.fields["peerPublicKey"] ?? "", "endpoint", endpoint.description,
-                              "allowed-ips", "0.0.0.0/0,::/0", "persistent-keepalive", settings.fields["persistentKeepalive"] ?? "1"])
+        let set = [tools.ip, "netns", "exec", sandbox.namespace, wg, "set", sandbox.tunDevice,
+                   "private-key", settings.keyFile ?? "",
+                   "peer", settings.fields["peerPublicKey"] ?? "", "endpoint", endpoint.description,
+                   "allowed-ips", "0.0.0.0/0,::/0", "persistent-keepalive", settings.fields["persistentKeepalive"] ?? "1"]
+        // After a restart the killed wireguard-go's socket file can still be there before the new
+        // process listens on it; `wg` then falls back to the kernel's netlink and says "Protocol not
+        // supported". The socket existing is not the engine being ready: retry until the deadline.
+        while true {
+            do throws(VerifyError) {
+                try await Host.check(set)
+                break
+            } catch {
+                guard clock.now < deadline else { throw error }
+                try? await clock.sleep(for: .milliseconds(100))
+            }
+        }
         try await Host.check([tools.ip, "-n", sandbox.namespace, "address", "replace", settings.fields["address"] ?? "", "dev", sandbox.tunDevice])
         try await Host.check([tools.ip, "-n", sandbox.namespace, "link", "set", sandbox.tunDevice, "up"])
     }

@@ -6,7 +6,7 @@ struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Render, compare and merge run reports.",
-        subcommands: [Render.self, Compare.self, Merge.self]
+        subcommands: [Render.self, Compare.self, Presets.self, Merge.self]
     )
 
     /// A run directory given as the directory or as one of the JSON files in it.
@@ -90,6 +90,55 @@ struct ReportCommand: ParsableCommand {
             do { json = try ReportWriter.json(comparison) } catch { throw fail("cannot encode: \(error)", Exit.environment) }
             if let out {
                 do { try ReportWriter.write([("compare.json", json), ("compare.md", comparison.markdown())], to: out) } catch {
+                    throw fail("\(error)", Exit.environment)
+                }
+            }
+            print(common.json ? json : comparison.markdown(), terminator: "")
+        }
+    }
+
+    struct Presets: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Lay the FEC levels of several simulate runs (one per path) side by side, with each path's recommendation.",
+            discussion: """
+            Each argument is a run directory of `simulate` (or its simulate.json), optionally named
+            NAME=DIR. The table has one column per path for each metric of the recommendation rule:
+            residual loss with and without ARQ, total and longest stall, in-order delay p99, goodput
+            and overhead; the figures are the runs' own. Writes presets.json, presets.md and
+            presets.html with --out.
+
+            Example:
+              tunnelprobe report presets "1% random=reports/sim-a" "5% bursts=reports/sim-b" --out reports/presets
+            """
+        )
+
+        @Argument(help: "Simulate run directories, each optionally as NAME=DIR.")
+        var runs: [String]
+
+        @Option(help: "Write presets.json, presets.md and presets.html into this directory.")
+        var out: String?
+
+        @OptionGroup var common: CommonOptions
+
+        func run() throws {
+            var named: [(name: String, directory: RunDirectory)] = []
+            for argument in runs {
+                var name: String?
+                var path = argument
+                if let eq = argument.firstIndex(of: "="), !FileManager.default.fileExists(atPath: argument) {
+                    name = String(argument[..<eq])
+                    path = String(argument[argument.index(after: eq)...])
+                }
+                let dir = try ReportCommand.load(path)
+                named.append((name ?? URL(fileURLWithPath: dir.path).lastPathComponent, dir))
+            }
+            let comparison: PresetComparison
+            do { comparison = try PresetComparison.compare(named) } catch { throw fail("\(error)", Exit.badInput) }
+            let json: String
+            do { json = try ReportWriter.json(comparison) } catch { throw fail("cannot encode: \(error)", Exit.environment) }
+            if let out {
+                let page = HTML.page(title: "FEC levels on \(comparison.paths.count) path(s)", body: comparison.html())
+                do { try ReportWriter.write([("presets.json", json), ("presets.md", comparison.markdown()), ("presets.html", page)], to: out) } catch {
                     throw fail("\(error)", Exit.environment)
                 }
             }

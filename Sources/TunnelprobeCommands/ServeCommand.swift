@@ -108,7 +108,8 @@ struct ServeCommand: AsyncParsableCommand {
             throw fail("cannot listen on \(listen.joined(separator: ", ")): \(error)", Exit.forSystemFailure(error))
         }
         logger.notice("serving \(zone) on \(listen.joined(separator: ", ")) (UDP and TCP, --edns \(edns))")
-        let trap = SignalTrap { _ in Task { await server.stop() } }
+        let shutdown = ServeShutdown(server: server, grace: .seconds(5))
+        let trap = SignalTrap { shutdown.signal($0) }
         defer { trap.release() }
         try? await server.wait()
         logger.notice("stopped: \(server.statistics)")

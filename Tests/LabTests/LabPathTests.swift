@@ -21,8 +21,48 @@ enum PathFixtures {
         FileManager.default.temporaryDirectory.appendingPathComponent("tp-path-\(UUID().uuidString)").path
     }
 
-    /// A loopback port nobody listens on (bound, then closed).
-    static func unusedPort() -> Int { Int.random(in: 40_000...60_000) }
+    /// A loopback port nobody listens on: the kernel picks a free UDP port, which is then closed;
+    /// the same port must also be free for TCP. (Another process may still take it before the
+    /// caller does: `startServe` tries again then.)
+    static func unusedPort() -> Int {
+        for _ in 0..<32 {
+            let udp = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            let tcp = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(udp); close(tcp) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
+                    bind(udp, sa, length) == 0 && getsockname(udp, sa, &length) == 0 && bind(tcp, sa, length) == 0
+                }
+            }
+            if bound { return Int(UInt16(bigEndian: address.sin_port)) }
+        }
+        return Int.random(in: 40_000...60_000)
+    }
+
+    /// `serve` on a free loopback port, its stderr in a file; tries other ports while the one it
+    /// got is taken by the time it binds (exit 69, "Address already in use").
+    static func startServe(key: String) throws -> (process: Process, port: Int, log: String) {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("tp-serve-\(UUID().uuidString).log").path
+        for _ in 0..<5 {
+            let port = unusedPort()
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
+            let server = Process()
+            server.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
+            server.arguments = ["serve", "--domain", "vpn.lab.test", "--key-file", key, "--listen", "127.0.0.1:\(port)",
+                                "--rate-limit", "0", "--quiet"]
+            server.standardError = FileHandle(forWritingAtPath: log)
+            try server.run()
+            Thread.sleep(forTimeInterval: 0.5)
+            if server.isRunning { return (server, port, log) }
+            let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            guard said.contains("Address already in use") else { return (server, port, log) }
+        }
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "no free loopback port for serve after 5 tries"])
+    }
 }
 
 @Suite(.serialized, .enabled(if: LabGate.binary.runs, "needs the built binary"))
@@ -71,20 +111,16 @@ struct PathCommandTests {
         try LabGate.binary.check()
         let key = try PathFixtures.keyFile()
         let out = PathFixtures.outDirectory()
-        let port = PathFixtures.unusedPort()
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
-        server.arguments = ["serve", "--domain", "vpn.lab.test", "--key-file", key, "--listen", "127.0.0.1:\(port)",
-                            "--rate-limit", "0", "--quiet"]
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        let (server, port, serveLog) = try PathFixtures.startServe(key: key)
         defer {
-            server.terminate()
-            _ = server.waitUntilExitOrKill(seconds: 10)
+            try? FileManager.default.removeItem(atPath: serveLog)
+            if server.isRunning {
+                server.terminate()
+                _ = server.waitUntilExitOrKill(seconds: 10)
+            }
             try? FileManager.default.removeItem(atPath: key)
             try? FileManager.default.removeItem(atPath: out)
         }
-        try await Task.sleep(for: .milliseconds(500))
         let client = Process()
         client.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
         client.arguments = ["path", "--domain", "vpn.lab.test", "--key-file", key, "--quiet", "--out", out,
@@ -107,6 +143,52 @@ struct PathCommandTests {
         // Only probes whose Tmax had run out are in the report, and on loopback they all came back.
         #expect(r.counts.answered == r.counts.sent, "\(r.counts)")
         #expect(FileManager.default.fileExists(atPath: out + "/path.md"))
+        // The responder that streamed to the interrupted client still stops on SIGTERM, in order
+        // (status 0), not by its watchdog (status 1) and not by SIGKILL.
+        server.terminate()
+        let stopped = server.waitUntilExit(seconds: 10)
+        #expect(stopped, "serve still ran 10 s after SIGTERM (killed):\n\(server.procDiagnostics())")
+        if !stopped { _ = server.waitUntilExitOrKill(seconds: 0) }
+        let said = (try? String(contentsOfFile: serveLog, encoding: .utf8)) ?? ""
+        #expect(server.terminationReason == .exit && server.terminationStatus == 0 && !said.contains("exiting"),
+                "serve: status \(server.terminationStatus), said: \(said)")
+    }
+
+    /// SIGTERM to `serve` while a `path` client is streaming through it: it exits in order within
+    /// seconds (stop 23 once saw a `serve` that took the signal and never left its stop).
+    @Test(.timeLimit(.minutes(1))) func serveStopsOnSIGTERMWhileAClientStreams() async throws {
+        try LabGate.binary.check()
+        let key = try PathFixtures.keyFile()
+        let out = PathFixtures.outDirectory()
+        let (server, port, serveLog) = try PathFixtures.startServe(key: key)
+        let client = Process()
+        defer {
+            for process in [client, server] where process.isRunning {
+                process.terminate()
+                _ = process.waitUntilExitOrKill(seconds: 10)
+            }
+            try? FileManager.default.removeItem(atPath: key)
+            try? FileManager.default.removeItem(atPath: out)
+            try? FileManager.default.removeItem(atPath: serveLog)
+        }
+        client.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
+        client.arguments = ["path", "--domain", "vpn.lab.test", "--key-file", key, "--quiet", "--out", out,
+                            "--resolver", "127.0.0.1:\(port)", "--count", "100000", "--rate", "400", "--tmax", "0.5", "--seed", "11"]
+        client.standardError = FileHandle.nullDevice
+        try client.run()
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(server.isRunning && client.isRunning)
+        let sent = Date()
+        server.terminate()
+        let stopped = server.waitUntilExit(seconds: 10)
+        #expect(stopped, "serve still ran 10 s after SIGTERM (killed):\n\(server.procDiagnostics())")
+        if !stopped { _ = server.waitUntilExitOrKill(seconds: 0) }
+        let said = (try? String(contentsOfFile: serveLog, encoding: .utf8)) ?? ""
+        #expect(server.terminationReason == .exit && server.terminationStatus == 0 && !said.contains("exiting"),
+                "serve: status \(server.terminationStatus), said: \(said)")
+        #expect(Date().timeIntervalSince(sent) < 5, "serve took \(Date().timeIntervalSince(sent)) s to stop")
+        client.interrupt()
+        #expect(client.waitUntilExitOrKill(seconds: 10), "path still ran 10 s after SIGINT (killed)")
     }
 }
 

@@ -112,4 +112,56 @@ struct SimulateCommandTests {
         let upReport = try JSONDecoder().decode(SimulateReport.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/simulate.json")))
         #expect(upReport.settings.symbolSize == 133 && upReport.settings.headerBytes == 13)
     }
+
+    /// `report presets`: several paths' simulate runs side by side. Every figure in the table is the
+    /// run's own (copied, not recomputed), each path keeps its recommendation, and a directory that
+    /// holds no simulation is one error line and exit 66.
+    @Test func presetsLaySeveralPathsSideBySide() throws {
+        let root = NSTemporaryDirectory() + "tp-presets-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let models = [("1% random", "bernoulli:p=0.01"), ("5% bursts of 3", "ge:p=0.017544,r=0.3333,h=1")]
+        for (i, model) in models.enumerated() {
+            let r = try Self.run(["--model", model.1, "--runs", "1", "--opportunities", "4000", "--seed", "\(20 + i)",
+                                  "--verify-groups", "5", "--out", root + "/sim\(i)", "--quiet"])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let binary = try #require(TestEnvironment.binaryIfBuilt)
+        func report(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: binary)
+            p.arguments = ["report", "presets"] + arguments
+            let out = Pipe(), err = Pipe()
+            p.standardOutput = out
+            p.standardError = err
+            try p.run()
+            let o = out.fileHandleForReading.readDataToEndOfFile()
+            let e = err.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        }
+        let r = try report(["\(models[0].0)=\(root)/sim0", "\(models[1].0)=\(root)/sim1", "--out", root + "/presets", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let comparison = try JSONDecoder().decode(PresetComparison.self, from: Data(r.stdout.utf8))
+        #expect(comparison.paths.map(\.name) == models.map(\.0))
+        #expect(comparison.levels == ["none", "conservative", "balanced", "aggressive"])
+        for (i, path) in comparison.paths.enumerated() {
+            let sim = try JSONDecoder().decode(SimulateReport.self, from: Data(contentsOf: URL(fileURLWithPath: "\(root)/sim\(i)/simulate.json")))
+            #expect(path.seed == sim.input.seed && path.recommended == sim.recommendation?.level)
+            #expect(path.rows.filter(\.recommended).map(\.level) == [sim.recommendation?.level].compactMap { $0 })
+            for row in path.rows {
+                let level = try #require(sim.levels.first { $0.level == row.level })
+                #expect(row.longestStallMs == level.stallMs.max && row.residualLoss == level.residualLoss
+                        && row.goodputBytesPerSecond == level.goodputBytesPerSecond && row.overhead == level.overhead)
+            }
+        }
+        for file in ["presets.json", "presets.md", "presets.html"] {
+            #expect(FileManager.default.fileExists(atPath: "\(root)/presets/\(file)"), "\(file)")
+        }
+        let md = try String(contentsOfFile: root + "/presets/presets.md", encoding: .utf8)
+        #expect(md.contains("| level | 1% random | 5% bursts of 3 |") && md.contains("## longest stall ms"))
+        // A run directory without a simulation: one line, exit 66.
+        try FileManager.default.createDirectory(atPath: root + "/empty", withIntermediateDirectories: true)
+        let bad = try report([root + "/sim0", root + "/empty"])
+        #expect(bad.status == 66 && bad.stderr.split(separator: "\n").count == 1, "\(bad.status): \(bad.stderr)")
+    }
 }

@@ -22,3 +22,24 @@ extension Process {
         return false
     }
 }
+
+extension Process {
+    /// What the kernel says about a child that would not exit: its signal masks and each thread's
+    /// state, blocked and pending signals and wait channel (from /proc), for a failing test's message.
+    public func procDiagnostics() -> String {
+        let base = "/proc/\(processIdentifier)"
+        func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        func fields(_ status: String, _ names: [String]) -> String {
+            status.split(separator: "\n").filter { line in names.contains { line.hasPrefix($0 + ":") } }
+                .map { $0.replacingOccurrences(of: "\t", with: " ") }.joined(separator: " ")
+        }
+        var lines = ["pid \(processIdentifier): " + fields(read(base + "/status"), ["State", "ShdPnd", "SigIgn", "SigCgt"])]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: base + "/task")) ?? []
+        for task in tasks.sorted() {
+            let t = base + "/task/" + task
+            lines.append("  \(task) \(read(t + "/comm").trimmingCharacters(in: .whitespacesAndNewlines)): "
+                         + fields(read(t + "/status"), ["State", "SigPnd", "SigBlk"]) + " wchan " + read(t + "/wchan"))
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -156,7 +156,7 @@ struct ResilienceLabTests {
         let report = try #require(run.report, "no report: \(run.stderr)")
         #expect(report.engine == "wireguard")
         #expect(report.scenarios.map(\.scenario) == ["uplink-down-1s", "engine-restart"])
-        #expect(report.scenarios.allSatisfy { $0.recoverySeconds != nil && $0.leaked == false }, "\(report.summaryLine)")
+        #expect(report.scenarios.allSatisfy { $0.recoverySeconds != nil && $0.leaked == false }, "\(report.summaryLine): \(report.scenarios.map { "\($0.scenario): \($0.recoveryNote ?? "recovered") \($0.notes)" })")
         await expectClean(lab)
     }
 
