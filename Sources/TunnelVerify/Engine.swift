@@ -186,7 +186,7 @@ struct Engine: Sendable {
                 throw ProfileError(field: "--handshake-pattern", "is required with --engine command and must be a regular expression")
             }
             engine.program = first
-            engine.package = "(the engine's own package)"
+            engine.package = "it is the program --engine-command names"
             engine.commandTemplate = overrides.command
             engine.handshakePattern = pattern
             engine.carriers = profile.resolvers.map(\.endpoint)
