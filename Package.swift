@@ -192,7 +192,8 @@ let package = Package(
         .testTarget(name: "FECTests", dependencies: ["FEC"]),
         .testTarget(name: "LinkSimTests", dependencies: ["TestSupport", "LinkSim", "FEC", "Reports", "Base", "Fates"]),
         .testTarget(name: "ImpairmentTests", dependencies: ["Impairment", "DNSWire", "Base", "Fates", "ProbeClient"] + nio),
-        .testTarget(name: "TunnelVerifyTests", dependencies: ["TestSupport", "Base", "TunnelVerify", "Lab", "Reports"], exclude: ["Golden"]),
+        .testTarget(name: "TunnelVerifyTests", dependencies: ["TestSupport", "Base", "TunnelVerify", "Lab", "Reports"], exclude: ["Golden"],
+                    resources: [.copy("Fixtures")]),
         .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "Reports", "EngineModels", "PathMetrics", "Base", "TraceAnalysis", "ProbeClient", "TunnelVerify"], exclude: ["Golden"]),
         .testTarget(
             name: "LabTests",

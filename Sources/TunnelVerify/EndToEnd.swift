@@ -42,7 +42,8 @@ public struct EndToEndConfiguration: Sendable {
         configuration.checks = []
         configuration.deadline = deadline
         configuration.stateRoot = stateRoot
-        configuration.socks = socks
+        // A SOCKS-shaped engine (MasterDnsVPN) keeps its own listener unless --e2e-socks says otherwise.
+        if let socks { configuration.socks = socks }
         configuration.bulk = bulk
         return configuration
     }

@@ -144,6 +144,8 @@ public struct VerifyResult: Codable, Sendable {
         public var tunPacketsDown: UInt64?
         public var routeLoops: [String]
         public var errors: [String]
+        /// The seed's diagnostics list, for engines whose log tells it (MasterDnsVPN); absent otherwise.
+        public var engine: EngineDiagnostics?
 
         public init(phase: String, selectedResolver: String? = nil, session: String? = nil, tunAddress: String? = nil, tunPacketsUp: UInt64? = nil, tunPacketsDown: UInt64? = nil, routeLoops: [String], errors: [String]) {
             self.phase = phase

@@ -19,8 +19,11 @@ struct EndToEndOptions: ParsableArguments {
     @Option(name: .customLong("e2e-profile"), help: "verify's profile for the engine (its settings and password; the resolver and domain are each pair's).")
     var profile: String?
 
-    @Option(name: .customLong("e2e-engine"), help: "Engine: iodine (default: the profile's protocol) or command.")
+    @Option(name: .customLong("e2e-engine"), help: "Engine: iodine, masterdnsvpn or command (default: the engine of the profile's protocol).")
     var engine: String?
+
+    @Option(name: .customLong("e2e-engine-path"), help: "The engine program, instead of looking it up on PATH (MasterDnsVPN's client is in no package).")
+    var enginePath: String?
 
     @Option(name: .customLong("e2e-password-file"), help: "File holding the engine password.")
     var passwordFile: String?
@@ -61,7 +64,9 @@ struct EndToEndOptions: ParsableArguments {
         guard (1...(64 << 20)).contains(bulkBytes) else { throw ValidationError("--e2e-bulk-bytes must be 1...67108864") }
         guard bulkTimeout > 0, bulkTimeout <= 600 else { throw ValidationError("--e2e-bulk-timeout must be in (0, 600] seconds") }
         guard deadline > 0, deadline <= 600 else { throw ValidationError("--e2e-deadline must be in (0, 600] seconds") }
-        if let engine, EngineKind(rawValue: engine) == nil { throw ValidationError("--e2e-engine \(engine): use iodine or command") }
+        if let engine, EngineKind(rawValue: engine == "masterdns" ? "masterdnsvpn" : engine) == nil {
+            throw ValidationError("--e2e-engine \(engine): use iodine, masterdnsvpn or command")
+        }
     }
 
     /// The configuration, checked before the scan starts (root, the engine's program and settings),
@@ -70,8 +75,10 @@ struct EndToEndOptions: ParsableArguments {
         guard enabled, let profilePath = profile, let url, let whoami = WhoamiURL(url) else { return nil }
         let parsed: Profile
         do { parsed = try Profile.load(path: profilePath) } catch { throw fail("--e2e-profile \(profilePath): \(error)", Exit.badInput) }
-        let kind = engine.flatMap(EngineKind.init(rawValue:)) ?? EngineKind(rawValue: parsed.tunnelProtocol.rawValue) ?? .iodine
+        // verify's rule: the profile's own protocol's engine (or `command`), never another protocol's.
+        let kind = try EngineOptions.kind(named: engine, for: parsed)
         var overrides = EngineOverrides()
+        overrides.enginePath = enginePath
         overrides.passwordFile = passwordFile
         overrides.extraArguments = engineArguments
         overrides.command = engineCommand.map { $0.split(separator: " ").map(String.init) } ?? []
