@@ -18,6 +18,11 @@ public struct LabConfig: Sendable, Codable, Hashable {
     /// lab always used: 4096 for unbound (so the responder may send large answers), knot-resolver's
     /// default (1232) for knot.
     public var resolverUpstreamEDNS: Int?
+    /// How many queries each unbound thread holds at once (`num-queries-per-thread`; the lab's
+    /// unbound runs 2 threads). When the list is full, a new query is dropped unless an old one has
+    /// waited past `jostle-timeout`: a resolver that can hold only so many queries at a time, as a
+    /// small home router or a NAT does, for tests of a scan's congestion control. nil: 4096.
+    public var resolverQueriesPerThread: Int?
 
     /// The recursive resolvers a lab can run.
     public enum ResolverSoftware: String, Sendable, Codable, Hashable, CaseIterable {
@@ -77,8 +82,10 @@ public struct LabConfig: Sendable, Codable, Hashable {
         impairCommand: [String]? = nil,
         tunnelDomain: String? = nil,
         resolverSoftware: ResolverSoftware? = nil,
-        resolverUpstreamEDNS: Int? = nil
+        resolverUpstreamEDNS: Int? = nil,
+        resolverQueriesPerThread: Int? = nil
     ) {
+        self.resolverQueriesPerThread = resolverQueriesPerThread
         self.resolverSoftware = resolverSoftware
         self.resolverUpstreamEDNS = resolverUpstreamEDNS
         self.name = name
@@ -96,6 +103,8 @@ public struct LabConfig: Sendable, Codable, Hashable {
     /// The accepted range of `resolverUDPLimit`. unbound takes smaller values, but then even a TC
     /// reply with a long question no longer fits.
     public static let udpLimitRange = 128...65535
+    /// unbound takes any positive number; below 8 a lab could not even start.
+    public static let queriesPerThreadRange = 8...65536
     /// RFC 6891 6.2.5: values below 512 are treated as 512.
     public static let upstreamEDNSRange = 512...65535
 
@@ -114,6 +123,14 @@ public struct LabConfig: Sendable, Codable, Hashable {
         if let size = resolverUpstreamEDNS, !LabConfig.upstreamEDNSRange.contains(size) {
             throw LabError(.invalidConfig,
                            "resolver upstream EDNS size \(size) is outside \(LabConfig.upstreamEDNSRange.lowerBound)...\(LabConfig.upstreamEDNSRange.upperBound)")
+        }
+        if let n = resolverQueriesPerThread {
+            guard LabConfig.queriesPerThreadRange.contains(n) else {
+                throw LabError(.invalidConfig, "resolver queries per thread \(n) is outside \(LabConfig.queriesPerThreadRange.lowerBound)...\(LabConfig.queriesPerThreadRange.upperBound)")
+            }
+            guard software == .unbound else {
+                throw LabError(.invalidConfig, "the queries held per thread are set for unbound only")
+            }
         }
         if software == .knot, tunnelDomain != nil {
             throw LabError(.invalidConfig, "the tunnel servers run behind unbound only (its split-name rules); drop the tunnel domain or use unbound")

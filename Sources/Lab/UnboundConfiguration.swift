@@ -8,6 +8,7 @@ struct UnboundConfiguration: Sendable, Hashable {
     var stateDirectory: String
     /// Delegated to iodined (`TunnelServers`) when the lab runs the tunnel servers.
     var tunnelDomain: String?
+    var queriesPerThread: Int?
 
     init(config: LabConfig, stateDirectory: String) {
         domain = config.domain
@@ -16,6 +17,7 @@ struct UnboundConfiguration: Sendable, Hashable {
         upstreamEDNS = config.resolverUpstreamEDNS
         capsForID = config.resolverCapsForID
         qnameMinimisation = config.qnameMinimisation
+        queriesPerThread = config.resolverQueriesPerThread
         self.stateDirectory = stateDirectory
     }
 
@@ -57,7 +59,7 @@ struct UnboundConfiguration: Sendable, Hashable {
             "so-reuseport: yes",
             "so-rcvbuf: 4m",
             "so-sndbuf: 4m",
-            "num-queries-per-thread: 4096",
+            "num-queries-per-thread: \(queriesPerThread ?? 4096)",
         ]
         if let udpLimit {
             // Measured on unbound 1.17.1: answers up to exactly this many bytes pass, one byte

@@ -84,6 +84,9 @@ extension LabCommand {
         @Option(help: "EDNS UDP size the resolver advertises upstream (unbound edns-buffer-size, default here 4096; knot default 1232).")
         var resolverUpstreamEdns: Int?
 
+        @Option(help: "Queries each of unbound's 2 threads holds at once (num-queries-per-thread, default 4096): a small number makes a resolver that drops queries under load.")
+        var resolverQueriesPerThread: Int?
+
         @Option(parsing: .unconditional, help: "Arguments for the lab's `serve`, in one string, e.g. \"--edns ignore\".")
         var serveArguments: String?
 
@@ -108,6 +111,9 @@ extension LabCommand {
             }
             if let size = resolverUpstreamEdns, !LabConfig.upstreamEDNSRange.contains(size) {
                 throw ValidationError("--resolver-upstream-edns must be within \(LabConfig.upstreamEDNSRange.lowerBound)...\(LabConfig.upstreamEDNSRange.upperBound)")
+            }
+            if let n = resolverQueriesPerThread, !LabConfig.queriesPerThreadRange.contains(n) {
+                throw ValidationError("--resolver-queries-per-thread must be within \(LabConfig.queriesPerThreadRange.lowerBound)...\(LabConfig.queriesPerThreadRange.upperBound)")
             }
             if let limit = resolverUDPLimit, !LabConfig.udpLimitRange.contains(limit) {
                 throw ValidationError(
@@ -153,7 +159,8 @@ extension LabCommand {
                 impairCommand: impairCommand,
                 tunnelDomain: tunnelDomain,
                 resolverSoftware: LabConfig.ResolverSoftware(rawValue: resolverSoftware) == .knot ? .knot : nil,
-                resolverUpstreamEDNS: resolverUpstreamEdns
+                resolverUpstreamEDNS: resolverUpstreamEdns,
+                resolverQueriesPerThread: resolverQueriesPerThread
             )
             await LabCLI.reclaimOrphans(stateRoot: lab.stateRoot, logger: lab.logger)
             let status: LabStatus
