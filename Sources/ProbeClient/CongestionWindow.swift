@@ -168,7 +168,10 @@ public final class CongestionWindow: Sendable {
             if ticket.counted { s.inFlight = max(0, s.inFlight - 1) }
             if answered {
                 s.alive.insert(resolver)
-                // RFC 5681 3.1: slow start adds one per acknowledgement, congestion avoidance 1/cwnd.
+                // RFC 5681 3.1: slow start adds one per acknowledgement, congestion avoidance 1/cwnd;
+                // only for queries the window carried, and only while it is used (RFC 7661 4.3: a
+                // window that is not used is not validated by its answers).
+                guard ticket.counted, s.inFlight + 1 >= Int(s.window) / 2 else { return s.decreases != ticket.decreasesAtSend }
                 if s.window < s.ssthresh { s.window += 1 } else { s.window += 1 / s.window }
                 s.window = min(s.window, Double(ceiling))
                 s.stats.largestWindow = max(s.stats.largestWindow, Int(s.window))
