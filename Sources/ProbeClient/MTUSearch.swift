@@ -44,7 +44,12 @@ public struct MTUSearch: Sendable {
     /// guess `g` is probed with `g + 1`, so a right guess ends the search in two probes instead of
     /// a dozen. A guess only narrows the bracket, each end of which a probe verified, so a wrong
     /// guess costs its probes and never changes the result.
-    public func run(guesses: Guesses? = nil, _ probe: (Int) async -> ProbeOutcome) async -> Result {
+    ///
+    /// `control`, when given, is a probe that passed before (an echo): when even the lowest size
+    /// was only lost, the control and the lowest size are asked again back to back, and the lowest
+    /// size fails only when the control passes next to it (else the moment was bad, not the size).
+    public func run(guesses: Guesses? = nil, control: (() async -> ProbeOutcome)? = nil,
+                    _ probe: (Int) async -> ProbeOutcome) async -> Result {
         var steps: [Step] = []
         var cache: [Int: Bool] = [:]
         func check(_ size: Int, fresh: Bool = false) async -> Bool {
@@ -84,9 +89,27 @@ public struct MTUSearch: Sendable {
                 }
             }
         }
+        /// The lowest size, re-asked next to the control while it was only lost.
+        func checkLow() async -> Bool {
+            if await check(low) { return true }
+            guard let control else { return false }
+            var rounds = 0
+            while rounds < Self.recheckRounds, !Task.isCancelled,
+                  let last = steps.last(where: { $0.size == low }), !last.passed, last.onlyLost {
+                rounds += 1
+                let reference = await CongestionWindow.expectingAnswer { await control() }
+                guard reference.ok else {
+                    try? await Task.sleep(nanoseconds: UInt64(rounds) * 250_000_000)
+                    continue
+                }
+                // Lost again next to a passing control: the size's own failure.
+                return await check(low, fresh: true)
+            }
+            return false
+        }
         if await check(high) {
             best = high
-        } else if low < high, await check(low) {
+        } else if low < high, await checkLow() {
             best = low
             var left = low + 1
             var right = high - 1

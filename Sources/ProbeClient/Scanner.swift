@@ -245,7 +245,7 @@ public struct Scanner: Sendable {
         let guesses = Self.downloadGuesses(type: type, low: down.low, high: down.high,
                                            upstreamLimit: upstream.flatMap { prober.honorsUpstream($0) ? $0.udpLimit : nil })
         var controls: [ProbeOutcome] = []
-        let downResult = await down.run(guesses: guesses) { bytes in
+        let downResult = await down.run(guesses: guesses, control: { await prober.echo(resolver, zone: zone) }) { bytes in
             await settled(resolver, zone, extra: &controls) {
                 await prober.download(resolver, zone: zone, bytes: bytes, type: type, queryCharacters: queryCharacters,
                                       upstream: upstream)
@@ -309,7 +309,7 @@ public struct Scanner: Sendable {
                            high: min(configuration.uploadCharacters.upperBound, capacity),
                            attempts: configuration.attempts)
         var controls: [ProbeOutcome] = []
-        let upResult = await up.run { chars in
+        let upResult = await up.run(control: { await prober.echo(resolver, zone: zone) }) { chars in
             await settled(resolver, zone, extra: &controls) { await prober.upload(resolver, zone: zone, characters: chars) }
         }
         log += upResult.steps.flatMap(\.outcomes) + controls

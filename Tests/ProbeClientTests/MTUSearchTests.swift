@@ -99,3 +99,29 @@ final class Counter: @unchecked Sendable {
         #expect(r.best == 100 && counter.value == 3)
     }
 }
+
+@Suite struct MTUSearchLowestSizeTests {
+    /// Even the lowest size was lost in a burst: asked again next to a passing control, it passes.
+    @Test func theLowestSizeLostToABurstIsAskedAgainNextToTheControl() async {
+        let counter = Counter()
+        let r = await MTUSearch(low: 20, high: 4096, attempts: 2).run(control: { ProbeOutcome() }) { size in
+            counter.bump()
+            var o = ProbeOutcome()
+            // The highest size is a limit (TC); the first tries of the lowest meet a burst.
+            if size == 4096 { o.failure = .tc } else if counter.value <= 3 || size > 1000 { o.failure = .timeout }
+            return o
+        }
+        #expect(r.best == 1000, "\(r.steps.map { ($0.size, $0.passed) })")
+    }
+
+    /// A lowest size that fails next to a passing control fails; without a control nothing is re-asked.
+    @Test func aLowestSizeThatFailsNextToTheControlFails() async {
+        let controls = Counter()
+        let r = await MTUSearch(low: 20, high: 100, attempts: 2).run(control: { controls.bump(); return ProbeOutcome() }) { _ in
+            var o = ProbeOutcome()
+            o.failure = .timeout
+            return o
+        }
+        #expect(r.best == nil && controls.value == 1)
+    }
+}
