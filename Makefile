@@ -49,6 +49,8 @@ demo: build
 
 bench: build
 	./scripts/bench-scan.sh
+	./scripts/bench-scan-overload.sh
+	./scripts/bench-rank.sh
 	./scripts/bench-path.sh
 	./scripts/bench-trace.sh
 
