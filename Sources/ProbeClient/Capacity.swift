@@ -158,6 +158,25 @@ public struct PairCapacity: Sendable, Codable, Hashable {
     /// recovers below its limit.
     public var recovered: Bool?
     public var seconds: Double
+
+    public init(resolver: String, domain: String, queryCharacters: Int, answerBytes: Int, steps: [CapacityStep],
+                sustainableRate: Double, troubledRate: Double?, limitedBy: CapacityLimit, evidence: String,
+                lossAtSustainable: CapacityStep.Proportion?, rttAtSustainableMs: CapacityStep.Percentiles?,
+                recovered: Bool?, seconds: Double) {
+        self.resolver = resolver
+        self.domain = domain
+        self.queryCharacters = queryCharacters
+        self.answerBytes = answerBytes
+        self.steps = steps
+        self.sustainableRate = sustainableRate
+        self.troubledRate = troubledRate
+        self.limitedBy = limitedBy
+        self.evidence = evidence
+        self.lossAtSustainable = lossAtSustainable
+        self.rttAtSustainableMs = rttAtSustainableMs
+        self.recovered = recovered
+        self.seconds = seconds
+    }
 }
 
 /// Raises each pair's paced query rate step by step until loss or delay says the resolver is
