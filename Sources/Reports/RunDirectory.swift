@@ -4,7 +4,7 @@ import Foundation
 
 /// The report kinds a run directory can hold, each `<kind>.json` with schema `tunnelprobe.<kind>/<n>`.
 public enum ReportKind: String, CaseIterable, Codable, Sendable {
-    case scan, path, trace, simulate, verify, resilience, rank
+    case scan, path, trace, simulate, verify, resilience, rank, monitor
 
     public var fileName: String { rawValue + ".json" }
     /// The schema this version writes.
@@ -34,6 +34,7 @@ public enum ReportKind: String, CaseIterable, Codable, Sendable {
         case .verify: "Tunnel verification"
         case .resilience: "Tunnel resilience"
         case .rank: "Resolver capacity and ranking"
+        case .monitor: "Resolver stability"
         }
     }
 }
@@ -79,6 +80,7 @@ public enum ReportDocument: Sendable {
     case simulate(SimulateReport)
     case resilience(ResilienceReport)
     case rank(RankReport)
+    case monitor(MonitorReport)
 }
 
 /// One report read from a run directory, ready to render.
@@ -315,6 +317,11 @@ enum ReportRenderers {
                                 markdown: r.markdown(),
                                 headline: "\(r.pairs.count) pair(s) measured, best \(HTML.formatFixed(best, decimals: 1)) q/s sustainable",
                                 ok: r.pairs.contains { $0.sustainableRate > 0 })
+        case .monitor:
+            let r = try decoder.decode(MonitorReport.self, from: data)
+            return LoadedReport(document: .monitor(r), kind: kind, file: file, run: r.run, html: r.htmlSection(), markdown: r.markdown(),
+                                headline: "\(r.checks) checks, \(r.pairs.filter(\.up).count) of \(r.pairs.count) pairs up, \(r.rewrites) rewrites",
+                                ok: r.pairs.contains(where: \.up))
         }
     }
 

@@ -138,27 +138,8 @@ struct RankCommand: AsyncParsableCommand {
         let run = CommandRun(kind: "rank", out: out)
         let key: ProbeKey
         do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
-        let scanPath = FileManager.default.fileExists(atPath: scan + "/scan.json") ? scan + "/scan.json" : scan
-        guard let bytes = SystemCall.readFile(scanPath, limit: JSONLimits.report.maxBytes + 1) else {
-            throw fail("--scan \(scanPath): cannot be read", Exit.badInput)
-        }
-        let report: ScanReport
-        do {
-            try JSONLimits.report.check(bytes)
-            report = try JSONDecoder().decode(ScanReport.self, from: Data(bytes))
-        } catch {
-            throw fail("--scan \(scanPath): not a scan report (\(error))", Exit.badInput)
-        }
-        let engines: [Engine]
-        if let engine {
-            let parsed = EngineCatalog.parse(engine)
-            guard parsed.unknown.isEmpty, !parsed.engines.isEmpty else {
-                throw fail("--engine: unknown \(parsed.unknown.joined(separator: ", "))", .validationFailure)
-            }
-            engines = parsed.engines
-        } else {
-            engines = (report.settings.engines ?? []).compactMap(Engine.init(name:)).nonEmpty ?? Engine.allCases
-        }
+        let report = try Self.loadScan(scan)
+        let engines = try Self.engines(engine, report: report)
         let only = only
         let pairs = report.pairs.filter { p in
             p.accepted && p.lossExceeded != true && p.upload != nil && p.download != nil
@@ -223,6 +204,32 @@ struct RankCommand: AsyncParsableCommand {
         try run.finish(json: json, files: [("rank.json", json), ("rank.md", document.markdown())] + document.exportFiles(),
                        summary: Self.summary(document, directory: run.directory), common: common)
         try run.exitStatus(failed: capacities.allSatisfy { $0.sustainableRate == 0 })
+    }
+
+    /// A scan report from `path` (scan.json or its directory), bounded and checked before decoding.
+    static func loadScan(_ path: String) throws -> ScanReport {
+        let scanPath = FileManager.default.fileExists(atPath: path + "/scan.json") ? path + "/scan.json" : path
+        guard let bytes = SystemCall.readFile(scanPath, limit: JSONLimits.report.maxBytes + 1) else {
+            throw fail("--scan \(scanPath): cannot be read", Exit.badInput)
+        }
+        do {
+            try JSONLimits.report.check(bytes)
+            return try JSONDecoder().decode(ScanReport.self, from: Data(bytes))
+        } catch {
+            throw fail("--scan \(scanPath): not a scan report (\(error))", Exit.badInput)
+        }
+    }
+
+    /// `--engine`, or the engines the scan named, or all.
+    static func engines(_ list: String?, report: ScanReport) throws -> [Engine] {
+        if let list {
+            let parsed = EngineCatalog.parse(list)
+            guard parsed.unknown.isEmpty, !parsed.engines.isEmpty else {
+                throw fail("--engine: unknown \(parsed.unknown.joined(separator: ", "))", .validationFailure)
+            }
+            return parsed.engines
+        }
+        return (report.settings.engines ?? []).compactMap(Engine.init(name:)).nonEmpty ?? Engine.allCases
     }
 
     static func summary(_ d: RankReport, directory: String) -> String {

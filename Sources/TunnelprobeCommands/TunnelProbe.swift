@@ -11,6 +11,7 @@ public struct TunnelProbe: AsyncParsableCommand {
             ServeCommand.self,
             ScanCommand.self,
             RankCommand.self,
+            MonitorCommand.self,
             PathCommand.self,
             TraceCommand.self,
             ImpairCommand.self,
