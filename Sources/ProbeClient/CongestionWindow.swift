@@ -13,9 +13,11 @@ import Synchronization
 /// once per window of queries (only a query sent after the last decrease can cause the next one, as
 /// NewReno reduces once per window, RFC 6582 3.2).
 ///
-/// The signal is a timeout of a query that should have been answered: one to a resolver that has
-/// answered in this scan, of a kind that passed before (an echo probe, a control probe, a
-/// confirmation probe, a size re-checked below a timed-out one). A size probe's own timeout is not a
+/// The signal is lost answers to queries that should have been answered: ones to a resolver that
+/// has answered in this scan, of a kind that passed before (an echo probe, a control probe, a
+/// confirmation probe, a size re-checked below a timed-out one), when more than a tenth of a
+/// window's worth of them are lost and from at least two resolvers (one lossy path is its own loss,
+/// measured by its confirmation, not the scan's congestion). A size probe's own timeout is not a
 /// signal: silently dropping names or answers above a size is a size limit, common on real paths
 /// (fragmented answers), and must not throttle the scan. Queries to a resolver that has never
 /// answered do not take a place in the window either (most addresses of a range scan are silent
@@ -75,7 +77,24 @@ public final class CongestionWindow: Sendable {
         var continuation: CheckedContinuation<Bool, Never>
     }
 
+    /// Expected answers completed since the last decrease or reset, and how many of them were lost
+    /// (from which resolvers, up to `distinctLosers`).
+    private struct Block {
+        var done = 0
+        var lost = 0
+        var lostFrom: Set<Endpoint> = []
+    }
+
+    /// A decrease needs losses from this many resolvers: one lossy path is that path's loss, which
+    /// its own confirmation probes must measure, not the scan's congestion.
+    static let distinctLosers = 2
+    /// ... and more than this share of the block's expected answers lost ...
+    static let lossShare = 0.1
+    /// ... with at least this many expected answers judged.
+    static let minimumBlock = 10
+
     private struct State {
+        var block = Block()
         var window: Double
         var ssthresh: Double
         var inFlight = 0
@@ -166,20 +185,27 @@ public final class CongestionWindow: Sendable {
     public func complete(_ ticket: Ticket, resolver: Endpoint, answered: Bool, expected: Bool) -> Bool {
         let congested: Bool = state.withLock { s in
             if ticket.counted { s.inFlight = max(0, s.inFlight - 1) }
+            // The share of expected answers lost is judged over blocks of about a window of them.
+            if expected, answered || s.alive.contains(resolver) {
+                s.block.done += 1
+                if !answered {
+                    s.block.lost += 1
+                    if s.block.lostFrom.count < Self.distinctLosers { s.block.lostFrom.insert(resolver) }
+                    s.stats.signals += 1
+                }
+            }
             if answered {
                 s.alive.insert(resolver)
                 // RFC 5681 3.1: slow start adds one per acknowledgement, congestion avoidance 1/cwnd;
                 // only for queries the window carried, and only while it is used (RFC 7661 4.3: a
                 // window that is not used is not validated by its answers).
-                guard ticket.counted, s.inFlight + 1 >= Int(s.window) / 2 else { return s.decreases != ticket.decreasesAtSend }
-                if s.window < s.ssthresh { s.window += 1 } else { s.window += 1 / s.window }
-                s.window = min(s.window, Double(ceiling))
-                s.stats.largestWindow = max(s.stats.largestWindow, Int(s.window))
-                return s.decreases != ticket.decreasesAtSend
-            }
-            guard expected, s.alive.contains(resolver) else { return s.decreases != ticket.decreasesAtSend }
-            s.stats.signals += 1
-            if ticket.serial > s.lastDecreaseSerial {
+                if ticket.counted, s.inFlight + 1 >= Int(s.window) / 2 {
+                    if s.window < s.ssthresh { s.window += 1 } else { s.window += 1 / s.window }
+                    s.window = min(s.window, Double(ceiling))
+                    s.stats.largestWindow = max(s.stats.largestWindow, Int(s.window))
+                }
+            } else if s.block.lostFrom.count >= Self.distinctLosers, s.block.done >= Self.minimumBlock,
+                      Double(s.block.lost) > Self.lossShare * Double(s.block.done), ticket.serial > s.lastDecreaseSerial {
                 // Multiplicative decrease: half the window (RFC 5681 3.1, eq. 4, with the window in
                 // queries), not below the floor.
                 s.window = max(Double(floor), s.window / 2)
@@ -188,8 +214,10 @@ public final class CongestionWindow: Sendable {
                 s.decreases += 1
                 s.stats.decreases += 1
                 s.stats.smallestWindow = min(s.stats.smallestWindow, Int(s.window))
+                s.block = Block()
             }
-            return true
+            if s.block.done >= max(Self.minimumBlock * 2, Int(s.window)) { s.block = Block() }
+            return s.decreases != ticket.decreasesAtSend
         }
         wakeWaiters()
         return congested

@@ -150,7 +150,7 @@ public struct Prober: Sendable {
         case .sendFailed: break
         }
         let congested = congestion.complete(ticket, resolver: resolver, answered: answered,
-                                            expected: timedOut && CongestionWindow.expected)
+                                            expected: CongestionWindow.expected)
         var (message, outcome) = Self.classify(result, question: question)
         if timedOut, congested { outcome.congested = true }
         return (message, outcome)

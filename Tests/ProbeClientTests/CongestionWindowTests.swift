@@ -37,13 +37,22 @@ import Testing
         #expect(window.window > 4)
         for _ in 0..<20 { await round(window, a) }
         #expect(window.window == 64 && window.stats.largestWindow == 64)
+        // Expected answers lost from one resolver only: that path's loss, no signal to the scan.
+        await expectedAnswers(window, 10)
+        for _ in 0..<5 { window.complete(await window.acquire(a), resolver: a, answered: false, expected: true) }
+        #expect(window.window == 64 && window.stats.decreases == 0 && window.stats.signals == 5)
+        // From two resolvers, more than a tenth of a block: halved, once for the queries sent before.
+        window.complete(await window.acquire(b), resolver: b, answered: true, expected: false)
+        await expectedAnswers(window, 10)
         let first = await window.acquire(a)
-        let second = await window.acquire(a)
-        #expect(window.complete(first, resolver: a, answered: false, expected: true))
-        #expect(window.window == 32)
+        let second = await window.acquire(b)
+        let third = await window.acquire(b)
+        #expect(!window.complete(first, resolver: a, answered: false, expected: true))
+        #expect(window.complete(second, resolver: b, answered: false, expected: true))
+        #expect(window.window == 32 && window.stats.decreases == 1)
         // Sent before the decrease: congested, but no second halving.
-        #expect(window.complete(second, resolver: a, answered: false, expected: true))
-        #expect(window.window == 32 && window.stats.decreases == 1 && window.stats.signals == 2)
+        #expect(window.complete(third, resolver: b, answered: false, expected: true))
+        #expect(window.window == 32 && window.stats.decreases == 1)
         // Congestion avoidance: about one query more per round trip.
         await round(window, a)
         await round(window, a)
@@ -52,10 +61,16 @@ import Testing
         #expect(!window.complete(await window.acquire(a), resolver: a, answered: false, expected: false))
         #expect(window.stats.decreases == 1)
         for _ in 0..<20 {
-            let t = await window.acquire(a)
-            window.complete(t, resolver: a, answered: false, expected: true)
+            await expectedAnswers(window, 10)
+            window.complete(await window.acquire(a), resolver: a, answered: false, expected: true)
+            window.complete(await window.acquire(b), resolver: b, answered: false, expected: true)
         }
         #expect(window.window == 2 && window.stats.smallestWindow == 2)
+    }
+
+    /// `n` expected queries answered one at a time (they fill the loss block, not the window).
+    func expectedAnswers(_ window: CongestionWindow, _ n: Int) async {
+        for _ in 0..<n { window.complete(await window.acquire(a), resolver: a, answered: true, expected: true) }
     }
 
     /// A full window makes the next query wait until a place frees.
