@@ -51,6 +51,7 @@ bench: build
 	./scripts/bench-scan.sh
 	./scripts/bench-scan-overload.sh
 	./scripts/bench-rank.sh
+	./scripts/bench-monitor.sh
 	./scripts/bench-path.sh
 	./scripts/bench-trace.sh
 

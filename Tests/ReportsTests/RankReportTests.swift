@@ -74,3 +74,37 @@ import Testing
         #expect(CapacityStep.Percentiles([]) == nil)
     }
 }
+
+@Suite struct PairStabilityTests {
+    /// Up, down for two checks, up again: one outage with both ends, two transitions, the pass share.
+    @Test func outagesAndCounts() throws {
+        var p = PairStability(resolver: "192.0.2.1:53", domain: "vpn.lab.test", spare: false)
+        let changes = [p.record(ok: true, at: 0, rttMs: 2, failure: nil), p.record(ok: false, at: 1, rttMs: nil, failure: "timeout"),
+                       p.record(ok: false, at: 2, rttMs: nil, failure: "timeout"), p.record(ok: true, at: 3, rttMs: 4, failure: nil)]
+        #expect(changes == [false, true, false, true])
+        #expect(p.checks == 4 && p.passed == 2 && p.up && p.transitions == 2 && p.lastFailureAt == 2)
+        #expect(p.outages.count == 1 && p.outages.first?.downAt == 1 && p.outages.first?.upAt == 3 && p.outages.first?.failure == "timeout")
+        #expect(p.rttP50Ms == 2 && p.passRatio == 0.5)
+    }
+
+    /// However long it runs, only the latest outages are held (memory stays flat).
+    @Test func outagesAreBounded() {
+        var p = PairStability(resolver: "192.0.2.1:53", domain: "vpn.lab.test", spare: true)
+        for i in 0..<1000 { p.record(ok: i % 2 == 0, at: Double(i), rttMs: 1, failure: "timeout") }
+        #expect(p.outages.count == PairStability.maxOutages && p.outagesDropped == 500 - PairStability.maxOutages)
+        #expect(p.checks == 1000 && p.transitions == 999)
+    }
+
+    @Test func reportRendersAndRoundTrips() throws {
+        var p = PairStability(resolver: "192.0.2.1:53", domain: "vpn.lab.test", spare: false)
+        p.record(ok: true, at: 0, rttMs: 1, failure: nil)
+        let report = MonitorReport(run: RankReportTests.run, scan: RankReportTests.run, intervalSeconds: 60, attempts: 2, timeoutMs: 2000,
+                                   rounds: 1, checks: 1, elapsedSeconds: 1, pairs: [p], rewrites: 0, rewriteTimes: [],
+                                   memory: [.init(checks: 1, rssKB: 1000)], engines: ["masterdnsvpn-go"])
+        let json = try ReportWriter.json(report)
+        let back = try JSONDecoder().decode(MonitorReport.self, from: Data(json.utf8))
+        // The RTT reservoir is working state, not part of the report.
+        #expect(try ReportWriter.json(back) == json && back.pairs.first?.rttP50Ms == 1)
+        #expect(report.markdown().contains("Wilson") && report.htmlSection().contains("id=\"monitor\""))
+    }
+}
