@@ -23,6 +23,11 @@ public struct LabConfig: Sendable, Codable, Hashable {
     /// waited past `jostle-timeout`: a resolver that can hold only so many queries at a time, as a
     /// small home router or a NAT does, for tests of a scan's congestion control. nil: 4096.
     public var resolverQueriesPerThread: Int?
+    /// Queries per second unbound accepts from one client address (`ip-ratelimit`, with
+    /// `ip-ratelimit-factor: 0`: every query above it is dropped, no answer at all): a resolver
+    /// whose rate limit the tests know. All of the lab's resolver addresses share it (one client
+    /// address). nil: no limit.
+    public var resolverIPRateLimit: Int?
 
     /// The recursive resolvers a lab can run.
     public enum ResolverSoftware: String, Sendable, Codable, Hashable, CaseIterable {
@@ -83,8 +88,10 @@ public struct LabConfig: Sendable, Codable, Hashable {
         tunnelDomain: String? = nil,
         resolverSoftware: ResolverSoftware? = nil,
         resolverUpstreamEDNS: Int? = nil,
-        resolverQueriesPerThread: Int? = nil
+        resolverQueriesPerThread: Int? = nil,
+        resolverIPRateLimit: Int? = nil
     ) {
+        self.resolverIPRateLimit = resolverIPRateLimit
         self.resolverQueriesPerThread = resolverQueriesPerThread
         self.resolverSoftware = resolverSoftware
         self.resolverUpstreamEDNS = resolverUpstreamEDNS
@@ -131,6 +138,12 @@ public struct LabConfig: Sendable, Codable, Hashable {
             guard software == .unbound else {
                 throw LabError(.invalidConfig, "the queries held per thread are set for unbound only")
             }
+        }
+        if let n = resolverIPRateLimit {
+            guard (1...1_000_000).contains(n) else {
+                throw LabError(.invalidConfig, "resolver ip rate limit \(n) is outside 1...1000000 queries per second")
+            }
+            guard software == .unbound else { throw LabError(.invalidConfig, "the ip rate limit is set for unbound only") }
         }
         if software == .knot, tunnelDomain != nil {
             throw LabError(.invalidConfig, "the tunnel servers run behind unbound only (its split-name rules); drop the tunnel domain or use unbound")

@@ -9,6 +9,7 @@ struct UnboundConfiguration: Sendable, Hashable {
     /// Delegated to iodined (`TunnelServers`) when the lab runs the tunnel servers.
     var tunnelDomain: String?
     var queriesPerThread: Int?
+    var ipRateLimit: Int?
 
     init(config: LabConfig, stateDirectory: String) {
         domain = config.domain
@@ -18,6 +19,7 @@ struct UnboundConfiguration: Sendable, Hashable {
         capsForID = config.resolverCapsForID
         qnameMinimisation = config.qnameMinimisation
         queriesPerThread = config.resolverQueriesPerThread
+        ipRateLimit = config.resolverIPRateLimit
         self.stateDirectory = stateDirectory
     }
 
@@ -61,6 +63,11 @@ struct UnboundConfiguration: Sendable, Hashable {
             "so-sndbuf: 4m",
             "num-queries-per-thread: \(queriesPerThread ?? 4096)",
         ]
+        if let ipRateLimit {
+            // unbound: above this many queries per second from one address every query is dropped
+            // (factor 0: none let through), with no answer.
+            server += ["ip-ratelimit: \(ipRateLimit)", "ip-ratelimit-factor: 0"]
+        }
         if let udpLimit {
             // Measured on unbound 1.17.1: answers up to exactly this many bytes pass, one byte
             // more comes back as an empty answer with TC set.

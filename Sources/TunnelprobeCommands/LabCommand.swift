@@ -87,6 +87,9 @@ extension LabCommand {
         @Option(help: "Queries each of unbound's 2 threads holds at once (num-queries-per-thread, default 4096): a small number makes a resolver that drops queries under load.")
         var resolverQueriesPerThread: Int?
 
+        @Option(help: "Queries per second unbound accepts from one client address (ip-ratelimit, the excess dropped): a rate-limited resolver.")
+        var resolverIpRatelimit: Int?
+
         @Option(parsing: .unconditional, help: "Arguments for the lab's `serve`, in one string, e.g. \"--edns ignore\".")
         var serveArguments: String?
 
@@ -160,7 +163,8 @@ extension LabCommand {
                 tunnelDomain: tunnelDomain,
                 resolverSoftware: LabConfig.ResolverSoftware(rawValue: resolverSoftware) == .knot ? .knot : nil,
                 resolverUpstreamEDNS: resolverUpstreamEdns,
-                resolverQueriesPerThread: resolverQueriesPerThread
+                resolverQueriesPerThread: resolverQueriesPerThread,
+                resolverIPRateLimit: resolverIpRatelimit
             )
             await LabCLI.reclaimOrphans(stateRoot: lab.stateRoot, logger: lab.logger)
             let status: LabStatus

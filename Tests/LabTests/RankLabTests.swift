@@ -1,6 +1,7 @@
 import Foundation
 import EngineModels
 import Lab
+import Logging
 import ProbeClient
 import Reports
 import Testing
@@ -90,6 +91,38 @@ struct RankLabTests {
             let md = try String(contentsOfFile: out + "/rank/rank.md", encoding: .utf8)
             #expect(md.contains("RFC 7680") && md.contains("RFC 2544"))
         }
+    }
+
+    /// unbound's own per-client limit (`ip-ratelimit` 80, the excess dropped) on the lab's resolver:
+    /// measured within 15 %, as a rate limiter that lets the client back in below it.
+    @Test(.timeLimit(.minutes(3))) func unboundsIPRateLimitIsMeasured() async throws {
+        try LabGate.labWithBinary.check()
+        let name = "r" + String(UInt32.random(in: 0...UInt32.max), radix: 36).prefix(7)
+        let logger = Logger(label: "lab-test")
+        let config = LabConfig(name: name, resolverUDPLimit: 1232, serverCommand: [TestEnvironment.binary, "serve", "--rate-limit", "0"],
+                               resolverIPRateLimit: 80)
+        let lab = try await Lab.up(config, logger: logger)
+        do {
+            let out = FileManager.default.temporaryDirectory.appendingPathComponent("tp-rank-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: out) }
+            let s = try run(Lab.namespaceCommand(name: lab.name, role: .client, command: [
+                TestEnvironment.binary, "scan", "--domain", lab.domain, "--key-file", lab.keyFile, "--out", out + "/scan", "--quiet",
+                "--seed", "1", "--per-resolver-qps", "20", "--engine", "masterdnsvpn", "--resolver", lab.resolverAddress,
+            ]))
+            #expect(s.status == 0, "scan: \(s.stderr)")
+            let r = try run(Lab.namespaceCommand(name: lab.name, role: .client, command: [
+                TestEnvironment.binary, "rank", "--scan", out + "/scan", "--key-file", lab.keyFile, "--out", out + "/rank", "--quiet",
+                "--seed", "2", "--start-rate", "20", "--step-seconds", "2", "--pause-seconds", "0.5", "--timeout", "0.5", "--ceiling", "300",
+            ]))
+            #expect(r.status == 0, "rank: \(r.stderr)")
+            let report = try JSONDecoder().decode(RankReport.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/rank/rank.json")))
+            let pair = try #require(report.pairs.first)
+            #expect(abs(pair.sustainableRate - 80) <= 0.15 * 80 && pair.limitedBy == .rateLimiter, "\(pair.sustainableRate) q/s: \(pair.evidence)")
+        } catch {
+            try? await Lab.down(name: name, logger: logger)
+            throw error
+        }
+        try await Lab.down(name: name, logger: logger)
     }
 
     @Test func gateIsHonest() throws {
