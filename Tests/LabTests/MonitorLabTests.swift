@@ -34,12 +34,16 @@ struct MonitorLabTests {
             monitor.standardOutput = FileHandle.nullDevice
             monitor.standardError = FileHandle.nullDevice
             try monitor.run()
+            let clock = ContinuousClock()
             try await Task.sleep(for: .seconds(4))
+            let killed = clock.now
             relay.terminate()
             relay.waitUntilExit()
             try await Task.sleep(for: .seconds(4))
+            let restarted = clock.now
             relay = try RankLabTests.relay(lab, port: 5311, [])
             try await Task.sleep(for: .seconds(4))
+            let stoppedAt = clock.now
             monitor.interrupt()
             #expect(monitor.waitUntilExitOrKill(seconds: 20), "monitor did not stop on SIGINT")
             #expect(monitor.terminationStatus == 130)
@@ -50,9 +54,11 @@ struct MonitorLabTests {
             let steady = try #require(report.pairs.first { $0.resolver == directName })
             #expect(stopped.outages.count == 1 && stopped.outages.first?.upAt != nil, "\(stopped.outages)")
             #expect(stopped.up && stopped.transitions == 2 && stopped.passed < stopped.checks && stopped.lastFailureAt != nil)
-            // About 4 s down at 2 checks a second.
+            // Down from about the stop of the relay to about its start again (2 checks a second).
             let outage = try #require(stopped.outages.first)
-            #expect((2.5...6.5).contains((outage.upAt ?? 0) - outage.downAt), "\(outage)")
+            func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+            let least = seconds(restarted - killed) - 1.5, most = seconds(stoppedAt - killed) + 1
+            #expect((least...most).contains((outage.upAt ?? 0) - outage.downAt), "\(outage), expected \(least)...\(most) s")
             #expect(steady.passed == steady.checks && steady.outages.isEmpty && steady.lastFailureAt == nil, "\(steady)")
             #expect(report.rewrites == 2, "\(report.rewriteTimes)")
             // Every check is in the history, in order: up, down, up again for the relay.
