@@ -49,6 +49,9 @@ demo: build
 
 bench: build
 	./scripts/bench-scan.sh
+	./scripts/bench-scan-overload.sh
+	./scripts/bench-rank.sh
+	./scripts/bench-monitor.sh
 	./scripts/bench-path.sh
 	./scripts/bench-trace.sh
 	./scripts/bench-forward.sh

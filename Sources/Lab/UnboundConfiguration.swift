@@ -10,6 +10,8 @@ struct UnboundConfiguration: Sendable, Hashable {
     var tunnelDomain: String?
     /// Whether the lab runs the tunnel servers (a tunnel domain, or iodined behind the responder).
     var tunnelServers: Bool
+    var queriesPerThread: Int?
+    var ipRateLimit: Int?
 
     init(config: LabConfig, stateDirectory: String) {
         domain = config.domain
@@ -19,6 +21,8 @@ struct UnboundConfiguration: Sendable, Hashable {
         upstreamEDNS = config.resolverUpstreamEDNS
         capsForID = config.resolverCapsForID
         qnameMinimisation = config.qnameMinimisation
+        queriesPerThread = config.resolverQueriesPerThread
+        ipRateLimit = config.resolverIPRateLimit
         self.stateDirectory = stateDirectory
     }
 
@@ -60,8 +64,13 @@ struct UnboundConfiguration: Sendable, Hashable {
             "so-reuseport: yes",
             "so-rcvbuf: 4m",
             "so-sndbuf: 4m",
-            "num-queries-per-thread: 4096",
+            "num-queries-per-thread: \(queriesPerThread ?? 4096)",
         ]
+        if let ipRateLimit {
+            // unbound: above this many queries per second from one address every query is dropped
+            // (factor 0: none let through), with no answer.
+            server += ["ip-ratelimit: \(ipRateLimit)", "ip-ratelimit-factor: 0"]
+        }
         if let udpLimit {
             // Measured on unbound 1.17.1: answers up to exactly this many bytes pass, one byte
             // more comes back as an empty answer with TC set.

@@ -28,6 +28,9 @@ public struct ScanReport: Codable, Sendable, Hashable {
     /// `scan --e2e`: the real engine through each of the best accepted pairs, ranked by goodput
     /// (ScanEndToEnd.swift); nil without --e2e.
     public var endToEnd: ScanEndToEnd?
+    /// What the scan's congestion window did (AIMD on the queries in flight, RFC 5681 3.1); nil
+    /// without congestion control and in reports made before it.
+    public var congestion: CongestionWindow.Stats?
 
     public init(run: RunInfo, settings: ScanSettings, input: InputSummary, pairs: [ScanPair], synced: Synced,
                 optimized: Optimized?, summary: Summary, engines: [EngineScan]? = nil) {

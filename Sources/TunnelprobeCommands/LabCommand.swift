@@ -84,6 +84,12 @@ extension LabCommand {
         @Option(help: "EDNS UDP size the resolver advertises upstream (unbound edns-buffer-size, default here 4096; knot default 1232).")
         var resolverUpstreamEdns: Int?
 
+        @Option(help: "Queries each of unbound's 2 threads holds at once (num-queries-per-thread, default 4096): a small number makes a resolver that drops queries under load.")
+        var resolverQueriesPerThread: Int?
+
+        @Option(help: "Queries per second unbound accepts from one client address (ip-ratelimit, the excess dropped): a rate-limited resolver.")
+        var resolverIpRatelimit: Int?
+
         @Option(parsing: .unconditional, help: "Arguments for the lab's `serve`, in one string, e.g. \"--edns ignore\".")
         var serveArguments: String?
 
@@ -114,6 +120,9 @@ extension LabCommand {
             }
             if let size = resolverUpstreamEdns, !LabConfig.upstreamEDNSRange.contains(size) {
                 throw ValidationError("--resolver-upstream-edns must be within \(LabConfig.upstreamEDNSRange.lowerBound)...\(LabConfig.upstreamEDNSRange.upperBound)")
+            }
+            if let n = resolverQueriesPerThread, !LabConfig.queriesPerThreadRange.contains(n) {
+                throw ValidationError("--resolver-queries-per-thread must be within \(LabConfig.queriesPerThreadRange.lowerBound)...\(LabConfig.queriesPerThreadRange.upperBound)")
             }
             if let limit = resolverUDPLimit, !LabConfig.udpLimitRange.contains(limit) {
                 throw ValidationError(
@@ -160,7 +169,9 @@ extension LabCommand {
                 tunnelDomain: tunnelDomain,
                 resolverSoftware: LabConfig.ResolverSoftware(rawValue: resolverSoftware) == .knot ? .knot : nil,
                 resolverUpstreamEDNS: resolverUpstreamEdns,
-                tunnelBehindResponder: tunnelBehindResponder
+                tunnelBehindResponder: tunnelBehindResponder,
+                resolverQueriesPerThread: resolverQueriesPerThread,
+                resolverIPRateLimit: resolverIpRatelimit
             )
             await LabCLI.reclaimOrphans(stateRoot: lab.stateRoot, logger: lab.logger)
             let status: LabStatus

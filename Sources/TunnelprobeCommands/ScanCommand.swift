@@ -74,6 +74,9 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(help: "Queries per second sent to any one resolver (0 = no pacing).")
     var perResolverQps: Double = 100
 
+    @Flag(help: "Send up to --concurrency queries at once whatever is lost, without the scan-wide congestion window (AIMD on the queries in flight: it halves when answers that should come are lost, so the scan's own load is never read as a size limit).")
+    var noCongestionControl = false
+
     @Option(help: "Confirmation probes per direction at the chosen sizes.")
     var confirm: Int = 3
 
@@ -172,6 +175,7 @@ struct ScanCommand: AsyncParsableCommand {
         configuration.downloadBytes = downloadMin...downloadMax
         configuration.seed = seed
         configuration.maxLoss = maxLoss
+        configuration.congestionControl = !noCongestionControl
 
         let engine = QueryEngine(seed: seed)
         var prober = Prober(engine: engine, key: key, encoding: configuration.encoding, timeout: configuration.timeout,
@@ -265,6 +269,7 @@ extension ScanReport {
                                 engines: EngineScan.all(engines, pairs: result.pairs))
         report.settings.recordTypes = c.recordTypes.map(\.description)
         report.settings.engines = engines.map(\.rawValue)
+        report.congestion = result.congestion
         return report
     }
 

@@ -10,6 +10,8 @@ public struct TunnelProbe: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self,
             ScanCommand.self,
+            RankCommand.self,
+            MonitorCommand.self,
             PathCommand.self,
             TraceCommand.self,
             ImpairCommand.self,
