@@ -104,25 +104,10 @@ public final class ForwardingServer: Sendable {
     public func start(listen addresses: [SocketAddress]) async throws -> [SocketAddress] {
         var bound: [SocketAddress] = []
         for address in addresses {
-            var attempt = 0
-            while true {
-                attempt += 1
-                let udp = try await bindUDP(address)
-                guard let local = udp.localAddress else {
-                    try? await udp.close()
-                    throw ChannelError.unknownLocalAddress
-                }
-                do {
-                    let tcp = try await bindTCP(local)
-                    channels.withLockedValue { $0 += [udp, tcp] }
-                    bound.append(local)
-                    logger.info("listening", metadata: ["address": "\(local)", "transports": "udp tcp", "forward": "\(upstream)"])
-                    break
-                } catch {
-                    try? await udp.close()
-                    guard address.port == 0, attempt < 16 else { throw error }
-                }
-            }
+            let (udp, tcp, local) = try await bindUDPAndTCP(address, udp: bindUDP, tcp: bindTCP)
+            channels.withLockedValue { $0 += [udp, tcp] }
+            bound.append(local)
+            logger.info("listening", metadata: ["address": "\(local)", "transports": "udp tcp", "forward": "\(upstream)"])
         }
         return bound
     }

@@ -1,3 +1,4 @@
+import NIOCore
 import NIOConcurrencyHelpers
 
 /// A server's stop, once: the first caller of `begin()` does the stopping and calls `finish()`;
@@ -34,6 +35,27 @@ final class StopLatch: Sendable {
                 return s.done
             }
             if done { continuation.resume() }
+        }
+    }
+}
+
+/// Binds a UDP channel and a TCP listener on the same port, as both servers listen: with port 0
+/// the port the kernel gives UDP may already be taken for TCP, so another one is tried (up to 16).
+func bindUDPAndTCP(_ address: SocketAddress, udp bindUDP: (SocketAddress) async throws -> any Channel,
+                   tcp bindTCP: (SocketAddress) async throws -> any Channel) async throws -> (udp: any Channel, tcp: any Channel, local: SocketAddress) {
+    var attempt = 0
+    while true {
+        attempt += 1
+        let udp = try await bindUDP(address)
+        guard let local = udp.localAddress else {
+            try? await udp.close()
+            throw ChannelError.unknownLocalAddress
+        }
+        do {
+            return (udp, try await bindTCP(local), local)
+        } catch {
+            try? await udp.close()
+            guard address.port == 0, attempt < 16 else { throw error }
         }
     }
 }
