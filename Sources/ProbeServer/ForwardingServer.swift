@@ -135,15 +135,7 @@ public final class ForwardingServer: Sendable {
             ForwardingTCPHandler(responder: responder, upstream: upstream, limits: tcpLimits, open: openTCP,
                                  stats: stats, logger: logger)
         }
-        return try await ServerBootstrap(group: group)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelOption(.backlog, value: 1024)
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(make()) }
-            }
-            .bind(to: address).get()
+        return try await listenTCP(group: group, address: address, make: make)
     }
 
     /// Returns when `stop()` has finished (not when the channels' close futures complete: see

@@ -78,15 +78,7 @@ public final class ProbeServer: Sendable {
         let tcp: @Sendable () -> TCPConnectionHandler = { [responder, tcpLimits, openTCP, stats, logger] in
             TCPConnectionHandler(responder: responder, limits: tcpLimits, open: openTCP, stats: stats, logger: logger)
         }
-        return try await ServerBootstrap(group: group)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelOption(.backlog, value: 1024)
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(tcp()) }
-            }
-            .bind(to: address).get()
+        return try await listenTCP(group: group, address: address, make: tcp)
     }
 
     /// Returns when `stop()` has finished (not when the channels' close futures complete: see

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOPosix
 import NIOConcurrencyHelpers
 
 /// A server's stop, once: the first caller of `begin()` does the stopping and calls `finish()`;
@@ -58,4 +59,20 @@ func bindUDPAndTCP(_ address: SocketAddress, udp bindUDP: (SocketAddress) async 
             guard address.port == 0, attempt < 16 else { throw error }
         }
     }
+}
+
+/// A DNS-over-TCP listener (RFC 7766) as both servers open it: address reuse, a backlog of 1,024,
+/// half-closure allowed (a client may close its side after its last query and still read the
+/// answers), Nagle off; `make` builds each connection's handler on its event loop.
+func listenTCP<Handler: ChannelHandler>(group: any EventLoopGroup, address: SocketAddress,
+                                        make: @escaping @Sendable () -> Handler) async throws -> any Channel {
+    try await ServerBootstrap(group: group)
+        .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+        .serverChannelOption(.backlog, value: 1024)
+        .childChannelOption(.allowRemoteHalfClosure, value: true)
+        .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+        .childChannelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(make()) }
+        }
+        .bind(to: address).get()
 }
