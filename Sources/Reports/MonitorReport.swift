@@ -62,14 +62,24 @@ public struct MonitorReport: Codable, Sendable, Hashable {
         }.joined(separator: ", ")
         return [p.resolver, p.domain, p.spare ? "spare" : "accepted", p.up ? "up" : "down", "\(p.passed)/\(p.checks)",
                 HTML.formatFixed(p.passRatio * 100, decimals: 1) + " %" + interval, since, p.rttP50Ms.map { HTML.formatFixed($0, decimals: 1) } ?? "-",
-                outages.isEmpty ? "-" : outages + (p.outagesDropped > 0 ? " (+\(p.outagesDropped) older)" : "")]
+                outages.isEmpty ? "-" : outages + (p.outagesDropped > 0 ? " (+\(p.outagesDropped) older)" : ""),
+                Self.drift(p)]
     }
 
-    static let header = ["resolver", "domain", "kind", "now", "checks passed", "passed (Wilson 95 %)", "since last failure", "RTT p50 ms", "outages (s since start)"]
+    /// Failed checks whose smaller queries passed, with the least sizes they found.
+    static func drift(_ p: PairStability) -> String {
+        guard p.sizeFailures > 0 else { return "-" }
+        var parts: [String] = []
+        if let q = p.leastQueryCharacters { parts.append("query \(q) characters") }
+        if let a = p.leastAnswerBytes { parts.append("answer \(a) bytes") }
+        return "\(p.sizeFailures) check(s) failed at the scan's sizes, smaller passed" + (parts.isEmpty ? "" : " (least: " + parts.joined(separator: ", ") + ")")
+    }
+
+    static let header = ["resolver", "domain", "kind", "now", "checks passed", "passed (Wilson 95 %)", "since last failure", "RTT p50 ms", "outages (s since start)", "MTU drift"]
 
     public func markdown() -> String {
         var out = ["# Resolver stability", "",
-                   "Run \(run.id) over scan \(scan.id); seed \(run.seed). Every \(HTML.formatFixed(intervalSeconds, decimals: 1)) s each pair got one tunnel-shaped query (a name of its upload MTU asking for a TXT answer of its download MTU; up to \(attempts) tries, Tmax \(timeoutMs) ms, RFC 7680). \(rounds) rounds, \(checks) checks in \(HTML.formatFixed(elapsedSeconds, decimals: 1)) s. Passed shares carry their Wilson 95 % interval; RTT is RFC 2681's, the median of the latest \(64) passing checks. Every check is a line of history.jsonl.", "",
+                   "Run \(run.id) over scan \(scan.id); seed \(run.seed). Every \(HTML.formatFixed(intervalSeconds, decimals: 1)) s each pair got one tunnel-shaped query (a name of its upload MTU asking for a TXT answer of its download MTU; up to \(attempts) tries, Tmax \(timeoutMs) ms, RFC 7680). \(rounds) rounds, \(checks) checks in \(HTML.formatFixed(elapsedSeconds, decimals: 1)) s. Passed shares carry their Wilson 95 % interval; RTT is RFC 2681's, the median of the latest \(64) passing checks. A failed check is asked again with the smallest query: if that passes, the pair is up but its sizes shrank (MTU drift), and each direction is bisected with the other held small; the least sizes found are shown. Every check is a line of history.jsonl.", "",
                    "| " + Self.header.joined(separator: " | ") + " |", "|" + String(repeating: "---|", count: Self.header.count)]
         for p in pairs { out.append("| " + row(p).joined(separator: " | ") + " |") }
         out += ["", "Resolver files rewritten \(rewrites) time(s) (when the set of pairs up changed)" + (rewriteTimes.isEmpty ? "." : ", at " + rewriteTimes.map { HTML.formatFixed($0, decimals: 1) + " s" }.joined(separator: ", ") + ".")]

@@ -126,20 +126,27 @@ struct MonitorCommand: AsyncParsableCommand {
                 if let limit = settings.duration, since() >= limit { break }
                 if let limit = settings.checks, state.checks >= limit { break }
                 let roundStart = clock.now
-                let results = await withTaskGroup(of: (Int, ProbeOutcome).self) { group in
-                    var out: [(Int, ProbeOutcome)] = []
+                // A failed check is diagnosed at once: down (even the smallest query fails), or up
+                // with smaller sizes than the scan's (MTU drift).
+                let checkOne: @Sendable (Int) async -> (Int, ProbeOutcome, (queryCharacters: Int?, answerBytes: Int?)?) = { i in
+                    let outcome = await targets[i].check(with: prober, attempts: settings.attempts)
+                    guard !outcome.ok, !Task.isCancelled else { return (i, outcome, nil) }
+                    return (i, outcome, await targets[i].diagnose(with: prober, attempts: settings.attempts))
+                }
+                let results = await withTaskGroup(of: (Int, ProbeOutcome, (queryCharacters: Int?, answerBytes: Int?)?).self) { group in
+                    var out: [(Int, ProbeOutcome, (queryCharacters: Int?, answerBytes: Int?)?)] = []
                     var next = 0
                     for _ in 0..<Swift.min(settings.parallel, targets.count) {
                         let i = next
                         next += 1
-                        group.addTask { (i, await targets[i].check(with: prober, attempts: settings.attempts)) }
+                        group.addTask { await checkOne(i) }
                     }
                     while let done = await group.next() {
                         out.append(done)
                         if next < targets.count, !Task.isCancelled {
                             let i = next
                             next += 1
-                            group.addTask { (i, await targets[i].check(with: prober, attempts: settings.attempts)) }
+                            group.addTask { await checkOne(i) }
                         }
                     }
                     return out
@@ -147,12 +154,14 @@ struct MonitorCommand: AsyncParsableCommand {
                 if Task.isCancelled, results.count < targets.count { break }
                 let at = since()
                 state.rounds += 1
-                for (i, outcome) in results.sorted(by: { $0.0 < $1.0 }) {
+                for (i, outcome, diagnosis) in results.sorted(by: { $0.0 < $1.0 }) {
                     if let limit = settings.checks, state.checks >= limit { break }
                     let rtt = outcome.ok ? outcome.rttNanos.map { Double($0) / 1e6 } : nil
-                    state.pairs[i].record(ok: outcome.ok, at: at, rttMs: rtt, failure: outcome.failure?.rawValue)
+                    let drift = diagnosis.map { SizeDrift(at: at, queryCharacters: $0.queryCharacters, answerBytes: $0.answerBytes) }
+                    state.pairs[i].record(ok: outcome.ok, at: at, rttMs: rtt, failure: outcome.failure?.rawValue, drift: drift)
                     state.checks += 1
-                    history.write(Data(Self.historyLine(at: at, target: targets[i], outcome: outcome, rtt: rtt).utf8))
+                    history.write(Data(Self.historyLine(at: at, target: targets[i], outcome: outcome, rtt: rtt,
+                                                        diagnosed: !outcome.ok && !Task.isCancelled, drift: drift).utf8))
                     if state.checks >= nextMemorySample {
                         state.memory.append(.init(checks: state.checks, rssKB: Self.residentKB()))
                         nextMemorySample *= 10
@@ -211,11 +220,20 @@ struct MonitorCommand: AsyncParsableCommand {
     }
 
     /// One JSON line per check: seconds since the start, the pair, pass or the failure, the RTT.
-    static func historyLine(at: Double, target: MonitorTarget, outcome: ProbeOutcome, rtt: Double?) -> String {
+    /// A failed check that was diagnosed adds `"down":true` (even the smallest query failed) or
+    /// `"drift"` with the sizes that still passed (`null` for a direction that kept the scan's size).
+    static func historyLine(at: Double, target: MonitorTarget, outcome: ProbeOutcome, rtt: Double?,
+                            diagnosed: Bool = false, drift: SizeDrift? = nil) -> String {
         func escape(_ s: String) -> String { s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") }
+        func number(_ v: Int?) -> String { v.map(String.init) ?? "null" }
         var line = "{\"t\":\(String(format: "%.3f", at)),\"resolver\":\"\(escape(target.resolver.description))\",\"domain\":\"\(escape(target.zone.description))\",\"ok\":\(outcome.ok)"
         if let f = outcome.failure { line += ",\"failure\":\"\(f.rawValue)\"" }
         if let rtt { line += ",\"rttMs\":\(String(format: "%.3f", rtt))" }
+        if let drift {
+            line += ",\"drift\":{\"queryCharacters\":\(number(drift.queryCharacters)),\"answerBytes\":\(number(drift.answerBytes)),\"scanQueryCharacters\":\(target.queryCharacters),\"scanAnswerBytes\":\(target.answerBytes)}"
+        } else if diagnosed {
+            line += ",\"down\":true"
+        }
         return line + "}\n"
     }
 

@@ -74,6 +74,52 @@ struct MonitorLabTests {
         }
     }
 
+    /// The relay comes back dropping query names over 100 characters: the pair answers small
+    /// queries but not its scan's sizes. `monitor` calls those checks MTU drift, not an outage of
+    /// the resolver, and finds the query size that passes now (about 85 payload characters under
+    /// vpn.lab.test) while the answer size is untouched.
+    @Test(.timeLimit(.minutes(3))) func aShrunkQueryLimitIsMTUDriftNotAnOutage() async throws {
+        try await withLab(limit: 1232) { lab in
+            var relay = try RankLabTests.relay(lab, port: 5312, [])
+            defer { relay.terminate(); relay.waitUntilExit() }
+            try await Task.sleep(for: .milliseconds(800))
+            let relayName = "\(lab.clientAddress):5312"
+            let out = FileManager.default.temporaryDirectory.appendingPathComponent("tp-monitor-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: out) }
+            let s = try run(Lab.namespaceCommand(name: lab.name, role: .client, command: [
+                TestEnvironment.binary, "scan", "--domain", lab.domain, "--key-file", lab.keyFile, "--out", out + "/scan", "--quiet",
+                "--seed", "1", "--timeout", "1", "--engine", "masterdnsvpn", "--resolver", relayName,
+            ]))
+            #expect(s.status == 0, "scan: \(s.stderr)")
+            let monitor = Process()
+            monitor.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            monitor.arguments = Lab.namespaceCommand(name: lab.name, role: .client, command: [
+                TestEnvironment.binary, "monitor", "--scan", out + "/scan", "--key-file", lab.keyFile, "--out", out + "/monitor",
+                "--quiet", "--seed", "4", "--interval", "0.5", "--timeout", "0.5", "--attempts", "1",
+            ])
+            monitor.standardOutput = FileHandle.nullDevice
+            monitor.standardError = FileHandle.nullDevice
+            try monitor.run()
+            try await Task.sleep(for: .seconds(2))
+            relay.terminate()
+            relay.waitUntilExit()
+            relay = try RankLabTests.relay(lab, port: 5312, ["--up-max-qname", "100"])
+            try await Task.sleep(for: .seconds(5))
+            monitor.interrupt()
+            #expect(monitor.waitUntilExitOrKill(seconds: 20), "monitor did not stop on SIGINT")
+            let report = try JSONDecoder().decode(MonitorReport.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/monitor/monitor.json")))
+            let pair = try #require(report.pairs.first { $0.resolver == relayName })
+            #expect(pair.sizeFailures >= 3, "\(pair)")
+            #expect(pair.leastAnswerBytes == nil, "\(pair)")
+            let query = try #require(pair.leastQueryCharacters, "\(pair)")
+            #expect((60...90).contains(query), "query size found \(query)")
+            let lines = try String(contentsOfFile: out + "/monitor/history.jsonl", encoding: .utf8).split(separator: "\n")
+            #expect(lines.contains { $0.contains("\"drift\":{\"queryCharacters\":") && $0.contains("\"answerBytes\":null") })
+            let md = try String(contentsOfFile: out + "/monitor/monitor.md", encoding: .utf8)
+            #expect(md.contains("failed at the scan's sizes, smaller passed (least: query \(query) characters)"), "\(md)")
+        }
+    }
+
     @Test func gateIsHonest() throws {
         if TestEnvironment.labRequired { try LabGate.labWithBinary.check() }
     }
