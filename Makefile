@@ -51,6 +51,7 @@ bench: build
 	./scripts/bench-scan.sh
 	./scripts/bench-path.sh
 	./scripts/bench-trace.sh
+	./scripts/bench-sweep.sh
 
 clean:
 	rm -rf .build
