@@ -3,13 +3,13 @@ import Foundation
 import Synchronization
 
 /// The files a sweep keeps beside its report, so that it streams and resumes:
-/// - `sweep-state.json`: the seed, the ranges' digest and the checkpoint (written ahead of each
+/// - `sweep.state`: the seed, the ranges' digest and the checkpoint (written ahead of each
 ///   batch of probes, then settled when the last answers have had their timeout);
 /// - `sweep.jsonl`: one `SweepAnswer` per line, appended as answers arrive;
 /// - `pairs.jsonl`: one `ScanPair` per line, appended as each MTU scan of an answering address ends.
 /// A line cut short by a hard kill does not decode and is skipped on resume.
 public final class SweepJournal: Sendable {
-    public static let stateFile = "sweep-state.json"
+    public static let stateFile = "sweep.state"
     public static let answersFile = "sweep.jsonl"
     public static let pairsFile = "pairs.jsonl"
 
@@ -48,7 +48,7 @@ public final class SweepJournal: Sendable {
         }
         func openLog(_ name: String) throws(SweepError) -> FileHandle {
             let path = directory + "/" + name
-            if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+            if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
             guard let handle = FileHandle(forWritingAtPath: path) else { throw SweepError(description: "cannot open \(path) for writing") }
             _ = handle.seekToEndOfFile()
             return handle

@@ -207,11 +207,8 @@ public final class SweepScan: Sendable {
 
 extension ScanResult {
     /// The result of MTU scans run outside `Scanner.run` (a sweep's).
-    public init(pairs: [ScanPair], notTested: Int, queries: Int, interrupted: Bool) {
-        self.pairs = pairs
-        self.notTested = notTested
-        self.queries = queries
-        self.interrupted = interrupted
+    public static func measured(pairs: [ScanPair], notTested: Int, queries: Int, interrupted: Bool) -> ScanResult {
+        ScanResult(pairs: pairs, notTested: notTested, queries: queries, interrupted: interrupted)
     }
 }
 

@@ -124,13 +124,13 @@ public final class Sweeper: Sendable {
                 if shared.remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { continuation.resume() }
             }
             let sender = Thread { [self] in
-                let reached = send(from: start, lastSend: shared.lastSend, onCheckpoint: onCheckpoint)
+                let reached = send(from: start, shared: shared, onCheckpoint: onCheckpoint)
                 shared.final.withLock { $0 = reached }
                 shared.senderDone.store(true, ordering: .releasing)
                 finish()
             }
             let receiver = Thread { [self] in
-                receive(senderDone: shared.senderDone, lastSend: shared.lastSend, onAnswer: onAnswer)
+                receive(shared: shared, onAnswer: onAnswer)
                 finish()
             }
             sender.start()
@@ -154,7 +154,7 @@ public final class Sweeper: Sendable {
         }
     }
 
-    private func send(from start: SweepCheckpoint, lastSend: Atomic<UInt64>,
+    private func send(from start: SweepCheckpoint, shared: RunState,
                       onCheckpoint: @Sendable (SweepCheckpoint) -> Void) -> SweepCheckpoint {
         let permutation = SweepPermutation(count: configuration.ranges.total, seed: configuration.seed)
         let limit = configuration.planned
@@ -212,7 +212,7 @@ public final class Sweeper: Sendable {
                 transmit(query, to: &address)
                 sentHere += 1
                 sentOfBatch += 1
-                lastSend.store(Self.nowNanos(), ordering: .releasing)
+                shared.lastSend.store(Self.nowNanos(), ordering: .releasing)
             }
             if sentOfBatch < batch.count {
                 // Stopped inside the batch: find the walk position just after the last address sent.
@@ -228,7 +228,7 @@ public final class Sweeper: Sendable {
             position = next
             emitted += UInt64(batch.count)
         }
-        let seconds = sentHere > 1 ? Double(lastSend.load(ordering: .acquiring) - firstSend) / 1e9 : 0
+        let seconds = sentHere > 1 ? Double(shared.lastSend.load(ordering: .acquiring) - firstSend) / 1e9 : 0
         stats.withLock { $0.sendSeconds = seconds }
         return SweepCheckpoint(position: position, emitted: emitted, settled: false)
     }
@@ -263,11 +263,11 @@ public final class Sweeper: Sendable {
         }
     }
 
-    private func receive(senderDone: Atomic<Bool>, lastSend: Atomic<UInt64>, onAnswer: @Sendable (SweepAnswer) -> Void) {
+    private func receive(shared: RunState, onAnswer: @Sendable (SweepAnswer) -> Void) {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let grace = UInt64(configuration.timeout * 1e9)
         while true {
-            if senderDone.load(ordering: .acquiring), Self.nowNanos() > lastSend.load(ordering: .acquiring) + grace { return }
+            if shared.senderDone.load(ordering: .acquiring), Self.nowNanos() > shared.lastSend.load(ordering: .acquiring) + grace { return }
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&p, 1, 20) > 0 else { continue }
             while true {

@@ -30,7 +30,7 @@ struct SweepCommand: AsyncParsableCommand {
         Ranges: one entry per line, a.b.c.d/n, a.b.c.d-e.f.g.h or one address, # comments, anything \
         after the first field ignored; overlaps are merged; no cap but --sample.
         Streams into the report directory as it goes: sweep.jsonl (every answer), pairs.jsonl (every \
-        finished MTU scan), sweep-state.json (seed and position). After SIGINT or SIGTERM the sweep \
+        finished MTU scan), sweep.state (seed and position). After SIGINT or SIGTERM the sweep \
         stops sending, waits --timeout for the last answers, and exits 130; `--resume DIR` goes on \
         from there without probing any address again. At the end: scan.json and scan.md as `scan` \
         writes them, sweep.json (the sweep's figures and seed), answering.txt and accepted.txt (plain \
@@ -209,8 +209,8 @@ struct SweepCommand: AsyncParsableCommand {
         configuration.resolvers = list.resolvers
         let measuredPairs = Set(result.pairs.map { "\($0.resolver) \($0.domain)" })
         let notTested = answering.count * zones.count - measuredPairs.count
-        let scanResult = ScanResult(pairs: result.pairs, notTested: max(0, notTested),
-                                    queries: result.pairs.reduce(0) { $0 + $1.queries }, interrupted: result.interrupted)
+        let scanResult = ScanResult.measured(pairs: result.pairs, notTested: max(0, notTested),
+                                              queries: result.pairs.reduce(0) { $0 + $1.queries }, interrupted: result.interrupted)
         var document = ScanReport.build(run: info, configuration: configuration, list: list, result: scanResult,
                                         duration: result.seconds, engines: chosenEngines)
         document.input.listIssues = issues.map(\.description)

@@ -88,7 +88,7 @@ struct SweepLabTests {
         let deadline = Date().addingTimeInterval(30)
         var emitted: UInt64 = 0
         while first.isRunning, Date() < deadline {
-            if let data = FileManager.default.contents(atPath: out + "/sweep-state.json"),
+            if let data = FileManager.default.contents(atPath: out + "/sweep.state"),
                let state = try? JSONDecoder().decode(SweepJournal.State.self, from: data) {
                 emitted = state.checkpoint.emitted
                 if emitted >= 4096 { break }
@@ -99,7 +99,7 @@ struct SweepLabTests {
         first.interrupt()
         #expect(first.waitUntilExitOrKill(seconds: 60), "the interrupted sweep did not exit")
         #expect(first.terminationStatus == 130)
-        let cut = try JSONDecoder().decode(SweepJournal.State.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/sweep-state.json")))
+        let cut = try JSONDecoder().decode(SweepJournal.State.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/sweep.state")))
         #expect(cut.checkpoint.settled, "the interrupted sweep did not settle its checkpoint")
         #expect(cut.checkpoint.emitted > 0 && cut.checkpoint.emitted < 8192, "interrupted at \(cut.checkpoint.emitted) of 8192")
 
