@@ -48,6 +48,8 @@ public final class SweepScan: Sendable {
     public let sweeper: Sweeper
     public let scanner: Scanner
     public let journal: SweepJournal
+    /// False: only sweep (find what answers), no MTU scan.
+    public let measures: Bool
     private let control = Mutex<AsyncStream<Event>.Continuation?>(nil)
     private let stopped = Atomic<Bool>(false)
 
@@ -57,10 +59,11 @@ public final class SweepScan: Sendable {
         case done(SweepCheckpoint, SweepStats)
     }
 
-    public init(sweeper: Sweeper, scanner: Scanner, journal: SweepJournal) {
+    public init(sweeper: Sweeper, scanner: Scanner, journal: SweepJournal, measures: Bool = true) {
         self.sweeper = sweeper
         self.scanner = scanner
         self.journal = journal
+        self.measures = measures
     }
 
     /// Stops sending and cancels the MTU scans in progress; answers to what was sent are still
@@ -87,7 +90,7 @@ public final class SweepScan: Sendable {
         let domains = scanner.configuration.domains
         let donePairs = Set(previousPairs.map { "\($0.resolver) \($0.domain)" })
         var backlog: [(Endpoint, DNSName)] = []
-        for answer in answers.values.sorted(by: { $0.value < $1.value }) where answer.answering {
+        for answer in answers.values.sorted(by: { $0.value < $1.value }) where answer.answering && measures {
             let endpoint = Endpoint(address: IPAddress(answer.address)!, port: sweeper.configuration.port)
             for d in domains where !donePairs.contains("\(endpoint) \(d)") { backlog.append((endpoint, d)) }
         }
@@ -163,11 +166,12 @@ public final class SweepScan: Sendable {
                     answers[value] = answer
                     journal.append(answer)
                     if answer.answering {
+                        let measures = self.measures
                         counts.withLock {
                             $0.answering += 1
-                            $0.pending += domains.count
+                            if measures { $0.pending += domains.count }
                         }
-                        if !stopping {
+                        if !stopping, measures {
                             let endpoint = Endpoint(address: IPAddress(answer.address)!, port: sweeper.configuration.port)
                             for d in domains { enqueue(endpoint, d) }
                         }

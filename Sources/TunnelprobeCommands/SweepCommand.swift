@@ -57,6 +57,9 @@ struct SweepCommand: AsyncParsableCommand {
     @Option(help: "Sweep only this many addresses, a random subset (the first ones of the seeded permutation).")
     var sample: UInt64?
 
+    @Flag(help: "Only sweep: find the addresses that answer (answering.txt), measure none of them.")
+    var sweepOnly = false
+
     @Option(help: "Seconds to wait for each answer (the sweep waits this long after its last probe).")
     var timeout: Double = 2.0
 
@@ -185,7 +188,7 @@ struct SweepCommand: AsyncParsableCommand {
             await engine.shutdown()
             throw fail("\(error)", Exit.environment)
         }
-        let sweepScan = SweepScan(sweeper: sweeper, scanner: scanner, journal: journal)
+        let sweepScan = SweepScan(sweeper: sweeper, scanner: scanner, journal: journal, measures: !sweepOnly)
         let line = common.showsProgress ? SweepProgressLine() : nil
         let resumed = resume != nil
         let initial = state
@@ -208,7 +211,7 @@ struct SweepCommand: AsyncParsableCommand {
         for a in answering { if let ip = IPAddress(a.address) { list.add(Endpoint(address: ip, port: 53)) } }
         configuration.resolvers = list.resolvers
         let measuredPairs = Set(result.pairs.map { "\($0.resolver) \($0.domain)" })
-        let notTested = answering.count * zones.count - measuredPairs.count
+        let notTested = sweepOnly ? 0 : answering.count * zones.count - measuredPairs.count
         let scanResult = ScanResult.measured(pairs: result.pairs, notTested: max(0, notTested),
                                               queries: result.pairs.reduce(0) { $0 + $1.queries }, interrupted: result.interrupted)
         var document = ScanReport.build(run: info, configuration: configuration, list: list, result: scanResult,
