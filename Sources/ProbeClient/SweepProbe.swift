@@ -16,6 +16,15 @@ public struct SweepAnswer: Sendable, Hashable, Codable {
     /// Whether the address goes on to the MTU scan: any answer but REFUSED (the scan's own reachability rule).
     public var answering: Bool { failure != .refused }
 
+    public init(address: String, from: String?, failure: ProbeFailure?, detail: String?, rttMs: Double?, responseSize: Int) {
+        self.address = address
+        self.from = from
+        self.failure = failure
+        self.detail = detail
+        self.rttMs = rttMs
+        self.responseSize = responseSize
+    }
+
     /// The numeric address (no parse failure: it was made from four bytes).
     var value: UInt32 { SweepRanges.parseIPv4(address[...]) ?? 0 }
 }

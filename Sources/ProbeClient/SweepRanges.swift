@@ -15,6 +15,11 @@ public struct SweepRanges: Sendable, Hashable {
         public var first: UInt32
         public var count: UInt64
         public var last: UInt32 { UInt32(truncatingIfNeeded: UInt64(first) + count - 1) }
+
+        public init(first: UInt32, count: UInt64) {
+            self.first = first
+            self.count = count
+        }
     }
 
     public private(set) var blocks: [Block] = []

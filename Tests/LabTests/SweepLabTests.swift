@@ -110,6 +110,7 @@ struct SweepLabTests {
         let report = try JSONDecoder().decode(ScanReport.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/scan.json")))
         let sweep = try JSONDecoder().decode(SweepSummary.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/sweep.json")))
         let truth = try sim.truth
+        let answering = Set(try String(contentsOfFile: out + "/answering.txt", encoding: .utf8).split(separator: "\n").map(String.init))
         stopped = true
         let counts = try #require(sim.stop(), "lab internet wrote no probes.json")
 
@@ -122,7 +123,6 @@ struct SweepLabTests {
             return v >> 13 == SweepRanges.parseIPv4("198.19.32.0")! >> 13
         }
         #expect(inRange.count > 80, "the /19 holds \(inRange.count) answering hosts")
-        let answering = Set(try String(contentsOfFile: out + "/answering.txt", encoding: .utf8).split(separator: "\n").map(String.init))
         let always = inRange.filter { $0.behaviour != .lossy }
         let missing = always.filter { !answering.contains($0.address) }
         #expect(missing.isEmpty, "not found: \(missing.prefix(10))")

@@ -1,4 +1,5 @@
 import Base
+import Foundation
 import DNSWire
 import ProbeClient
 import ProbeProtocol
@@ -98,5 +99,36 @@ import Testing
         message.header.rcode = .refused
         let refused = try #require(sweep.match(try message.serialized(), source: target, millis: 140))
         #expect(refused.failure == .refused && !refused.answering)
+    }
+}
+
+/// The journal a resume reads: the state round-trips, appended lines come back in order, and a line
+/// cut short by a hard kill is skipped rather than failing the resume.
+@Suite struct SweepJournalTests {
+    @Test func resumeReadsWhatWasJournalled() throws {
+        let dir = "/tmp/tp-sweep-journal-\(UInt64.random(in: 0...UInt64.max))"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let journal = try SweepJournal(directory: dir)
+        #expect(journal.readState() == nil)
+        let state = SweepJournal.State(seed: 9, salt: 3, rangesDigest: "abc", rangesTotal: 4096, sample: nil,
+                                       checkpoint: SweepCheckpoint(position: 100, emitted: 60, settled: false), runs: 1)
+        journal.write(state)
+        #expect(journal.readState() == state)
+        let a = SweepAnswer(address: "198.19.0.1", from: nil, failure: nil, detail: nil, rttMs: 1, responseSize: 90)
+        var b = a
+        b.address = "198.19.0.2"
+        b.failure = .unauthenticated
+        journal.append(a)
+        journal.append(b)
+        journal.append(ScanPair(resolver: "198.19.0.1:53", domain: "vpn.sim.test", accepted: true))
+        journal.close()
+        let handle = try #require(FileHandle(forWritingAtPath: dir + "/" + SweepJournal.answersFile))
+        _ = handle.seekToEndOfFile()
+        handle.write(Data(#"{"address":"198.19.0.3","respo"#.utf8))
+        try handle.close()
+        #expect(journal.readAnswers() == [a, b])
+        #expect(journal.readPairs().map(\.resolver) == ["198.19.0.1:53"])
+        #expect(SweepJournal.digest(SweepRanges(blocks: [.init(first: 1, count: 2)]))
+                != SweepJournal.digest(SweepRanges(blocks: [.init(first: 1, count: 3)])))
     }
 }
