@@ -201,7 +201,10 @@ struct SweepCommand: AsyncParsableCommand {
         line?.finish()
         await engine.shutdown()
         if result.resumedUnsettled {
-            logger.warning("the interrupted run did not stop cleanly: answers to its last probes (about \(Int(rate * timeout)) addresses) may be lost; they are not probed again")
+            // The checkpoint is written ahead of each batch (a tenth of a second of probes), so a
+            // kill loses at most that batch unsent and the answers of the last --timeout; neither is
+            // probed again, which is what keeps every address at one probe.
+            logger.warning("the interrupted run was killed without settling: up to \(Int(rate * (timeout + 0.1))) addresses (its last batch, written ahead, and the answers of its last --timeout) may be missed; none is probed again")
         }
 
         var info = run.info(seed: state.seed, vantage: vantage)
