@@ -96,16 +96,20 @@ public final class SweepScan: Sendable {
         }
 
         let counts = SweepCounters(SweepCounters.Values(
-            swept: initial.checkpoint.emitted, answering: previousAnswers.filter(\.answering).count,
+            answering: previousAnswers.filter(\.answering).count,
             measured: previousPairs.count, accepted: previousPairs.filter(\.accepted).count, pending: backlog.count))
         let planned = sweeper.configuration.planned
+        let initialEmitted = initial.checkpoint.emitted
         func report() {
             guard let progress else { return }
             let c = counts.withLock { $0 }
             let elapsed = Double(Sweeper.nowNanos() - started) / 1e9
-            progress(SweepProgress(swept: c.swept, planned: planned, answering: c.answering, measured: c.measured,
-                                   accepted: c.accepted, pending: c.pending, elapsedSeconds: elapsed,
-                                   rate: elapsed > 0 ? Double(c.sentHere) / elapsed : 0))
+            // What was really sent (the checkpoints run a batch ahead); once the sweep is done, its final rate.
+            let sent = sweeper.snapshot
+            let rate = sent.sendSeconds > 0 ? sent.packetsPerSecond ?? 0 : (elapsed > 0 ? Double(sent.sent) / elapsed : 0)
+            progress(SweepProgress(swept: min(planned, initialEmitted + sent.sent), planned: planned, answering: c.answering,
+                                   measured: c.measured, accepted: c.accepted, pending: c.pending, elapsedSeconds: elapsed,
+                                   rate: rate))
         }
 
         let (stream, continuation) = AsyncStream<Event>.makeStream()
@@ -120,10 +124,6 @@ public final class SweepScan: Sendable {
                 var s = stateForCheckpoints
                 s.checkpoint = checkpoint
                 journal.write(s)
-                counts.withLock {
-                    $0.swept = checkpoint.emitted
-                    $0.sentHere = checkpoint.emitted - base.emitted
-                }
             })
             continuation.yield(.done(reached, stats))
             continuation.finish()
@@ -219,12 +219,10 @@ extension ScanResult {
 /// The progress counters, shared by the sweep's threads and the scan tasks.
 final class SweepCounters: Sendable {
     struct Values {
-        var swept: UInt64
         var answering: Int
         var measured: Int
         var accepted: Int
         var pending: Int
-        var sentHere: UInt64 = 0
     }
 
     private let values: Mutex<Values>
