@@ -100,7 +100,8 @@ public final class SweepScan: Sendable {
             measured: previousPairs.count, accepted: previousPairs.filter(\.accepted).count, pending: backlog.count))
         let planned = sweeper.configuration.planned
         let initialEmitted = initial.checkpoint.emitted
-        func report() {
+        let sweeper = self.sweeper
+        let report: @Sendable () -> Void = {
             guard let progress else { return }
             let c = counts.withLock { $0 }
             let elapsed = Double(Sweeper.nowNanos() - started) / 1e9
@@ -116,7 +117,6 @@ public final class SweepScan: Sendable {
         control.withLock { $0 = continuation }
         if stopped.load(ordering: .relaxed) { continuation.yield(.stop) }
         let base = initial.checkpoint
-        let sweeper = self.sweeper
         let journal = self.journal
         let stateForCheckpoints = state
         let sweepTask = Task.detached {
@@ -131,27 +131,31 @@ public final class SweepScan: Sendable {
 
         let gate = ScanGate(limit: max(1, scanner.configuration.concurrency))
         let scanner = self.scanner
-        var newPairs: [ScanPair] = []
+        let finished = PairBox()
         var final: (SweepCheckpoint, SweepStats)?
         var stopping = stopped.load(ordering: .relaxed)
-        await withTaskGroup(of: ScanPair?.self) { group in
+        // A discarding group: a finished scan's task is freed at once (a plain group keeps every
+        // finished child, about 20 KB each, until its result is read, which the event loop below
+        // would only do at the end), so memory follows the scans in flight, not the scans done.
+        await withDiscardingTaskGroup { group in
             func enqueue(_ endpoint: Endpoint, _ domain: DNSName) {
                 group.addTask {
                     await gate.acquire()
                     guard !Task.isCancelled else {
                         await gate.release()
-                        return nil
+                        return
                     }
                     let scanned = await scanner.scanPair(endpoint, domain)
                     await gate.release()
-                    guard let pair = scanned else { return nil }
+                    guard let pair = scanned else { return }
                     journal.append(pair)
                     counts.withLock {
                         $0.measured += 1
                         $0.pending -= 1
                         if pair.accepted { $0.accepted += 1 }
                     }
-                    return pair
+                    finished.append(pair)
+                    report()
                 }
             }
             if !stopping { for (e, d) in backlog { enqueue(e, d) } }
@@ -188,10 +192,6 @@ public final class SweepScan: Sendable {
                     report()
                 }
             }
-            for await pair in group {
-                if let pair { newPairs.append(pair) }
-                report()
-            }
         }
         await sweepTask.value
         control.withLock { $0 = nil }
@@ -200,7 +200,8 @@ public final class SweepScan: Sendable {
         state.checkpoint = reached
         state.checkpoint.settled = true
         journal.write(state)
-        var pairs = previousPairs + newPairs
+        report()
+        var pairs = previousPairs + finished.pairs
         pairs.sort { ($0.resolver, $0.domain) < ($1.resolver, $1.domain) }
         return SweepScanResult(stats: stats, checkpoint: reached, state: state,
                                answers: answers.values.sorted { $0.value < $1.value }, pairs: pairs,
@@ -214,6 +215,13 @@ extension ScanResult {
     public static func measured(pairs: [ScanPair], notTested: Int, queries: Int, interrupted: Bool) -> ScanResult {
         ScanResult(pairs: pairs, notTested: notTested, queries: queries, interrupted: interrupted)
     }
+}
+
+/// The pairs the scans of one run finished.
+final class PairBox: Sendable {
+    private let list = Mutex<[ScanPair]>([])
+    func append(_ pair: ScanPair) { list.withLock { $0.append(pair) } }
+    var pairs: [ScanPair] { list.withLock { $0 } }
 }
 
 /// The progress counters, shared by the sweep's threads and the scan tasks.

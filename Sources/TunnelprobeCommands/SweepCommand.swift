@@ -199,6 +199,7 @@ struct SweepCommand: AsyncParsableCommand {
             await sweepScan.run(state: initial, resumed: resumed, progress: progress)
         }
         line?.finish()
+        let peakBeforeReport = SweepReport.peakRSS()
         await engine.shutdown()
         if result.resumedUnsettled {
             // The checkpoint is written ahead of each batch (a tenth of a second of probes), so a
@@ -220,7 +221,8 @@ struct SweepCommand: AsyncParsableCommand {
         var document = ScanReport.build(run: info, configuration: configuration, list: list, result: scanResult,
                                         duration: result.seconds, engines: chosenEngines)
         document.input.listIssues = issues.map(\.description)
-        let sweepDocument = SweepReport(result: result, configuration: sweepConfiguration, ranges: ranges, issues: issues)
+        var sweepDocument = SweepReport(result: result, configuration: sweepConfiguration, ranges: ranges, issues: issues)
+        sweepDocument.peakRSSKiBBeforeReport = peakBeforeReport
         let scanJSON = try ReportWriter.json(document)
         let sweepJSON = try ReportWriter.json(sweepDocument)
         let accepted = result.pairs.filter(\.usable).map { $0.resolver.split(separator: ":").first.map(String.init) ?? $0.resolver }
@@ -263,8 +265,10 @@ struct SweepReport: Codable {
     var measured: Int
     var accepted: Int
     var seconds: Double
-    /// Peak resident memory of the process (VmHWM, /proc/self/status), KiB.
+    /// Peak resident memory of the process (VmHWM, /proc/self/status), KiB: with the reports built
+    /// (which hold every measured pair), and when the sweep and its MTU scans ended.
     var peakRSSKiB: Int?
+    var peakRSSKiBBeforeReport: Int?
 
     init(result: SweepScanResult, configuration: SweepConfiguration, ranges: SweepRanges, issues: [ResolverList.Issue]) {
         seed = configuration.seed
