@@ -1,6 +1,6 @@
 # tunnelprobe: `make demo` runs the whole lab demo, `make test` runs every test (as root).
 SWIFT ?= swift
-APT_PACKAGES := libpcap-dev unbound knot-resolver iproute2 nftables dnsperf tcpdump tshark libisal-dev iodine openvpn wireguard-go wireguard-tools nginx-light microsocks chromium
+APT_PACKAGES := libpcap-dev unbound knot-resolver iproute2 nftables dnsperf tcpdump tshark libisal-dev iodine openvpn wireguard-go wireguard-tools nginx-light microsocks chromium redsocks
 # The binary the lab tests and the demo run is the release build, the one users run: a debug build of
 # the responder cannot answer a 4,000/s path stream on two cores, and its own drops would be blamed
 # on the path under test.
@@ -49,9 +49,13 @@ demo: build
 
 bench: build
 	./scripts/bench-scan.sh
+	./scripts/bench-scan-overload.sh
+	./scripts/bench-rank.sh
+	./scripts/bench-monitor.sh
 	./scripts/bench-path.sh
 	./scripts/bench-trace.sh
 	./scripts/bench-sweep.sh
+	./scripts/bench-forward.sh
 
 clean:
 	rm -rf .build

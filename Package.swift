@@ -173,7 +173,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Base"], path: "Tests/TestSupport"),
         .testTarget(name: "BaseTests", dependencies: ["Base"]),
         // The commands' own flag handling, in process (`@testable import TunnelprobeCommands`).
-        .testTarget(name: "CommandLineTests", dependencies: ["TunnelprobeCommands", "Impairment", "Base", "Fates"]),
+        .testTarget(name: "CommandLineTests", dependencies: ["TunnelprobeCommands", "Impairment", "Base", "Fates", "ProbeClient"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
         .testTarget(name: "EngineModelsTests", dependencies: ["EngineModels"], resources: [.copy("Fixtures")]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzEntries", "TestSupport"]),
@@ -192,7 +192,8 @@ let package = Package(
         .testTarget(name: "FECTests", dependencies: ["FEC"]),
         .testTarget(name: "LinkSimTests", dependencies: ["TestSupport", "LinkSim", "FEC", "Reports", "Base", "Fates"]),
         .testTarget(name: "ImpairmentTests", dependencies: ["Impairment", "DNSWire", "Base", "Fates", "ProbeClient"] + nio),
-        .testTarget(name: "TunnelVerifyTests", dependencies: ["TestSupport", "Base", "TunnelVerify", "Lab", "Reports"], exclude: ["Golden"]),
+        .testTarget(name: "TunnelVerifyTests", dependencies: ["TestSupport", "Base", "TunnelVerify", "Lab", "Reports"], exclude: ["Golden"],
+                    resources: [.copy("Fixtures")]),
         .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "Reports", "EngineModels", "PathMetrics", "Base", "TraceAnalysis", "ProbeClient", "TunnelVerify"], exclude: ["Golden"]),
         .testTarget(
             name: "LabTests",

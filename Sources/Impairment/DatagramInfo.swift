@@ -113,6 +113,13 @@ public enum SyntheticResponse {
         return message(bytes, id: info.id ?? 0, flags: 0x8000 | 0x0080 | kept | 2, questionEnd: info.questionEnd)
     }
 
+    /// REFUSED (rcode 5) for the query, as a rate-limiting resolver answers the excess.
+    public static func refused(query bytes: UnsafeRawBufferPointer, info: DatagramInfo) -> [UInt8] {
+        let queryFlags = UInt16(bytes[2]) << 8 | UInt16(bytes[3])
+        let kept = queryFlags & (0x7800 | 0x0100 | 0x0010)  // OPCODE, RD, CD
+        return message(bytes, id: info.id ?? 0, flags: 0x8000 | 0x0080 | kept | 5, questionEnd: info.questionEnd)
+    }
+
     private static func message(_ bytes: UnsafeRawBufferPointer, id: UInt16, flags: UInt16, questionEnd: Int?) -> [UInt8] {
         var out: [UInt8] = [UInt8(id >> 8), UInt8(id & 0xff), UInt8(flags >> 8), UInt8(flags & 0xff),
                             0, questionEnd == nil ? 0 : 1, 0, 0, 0, 0, 0, 0]

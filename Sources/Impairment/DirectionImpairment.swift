@@ -84,6 +84,11 @@ public struct DirectionImpairment: Sendable {
         if var shaper = rateLimiter {
             guard let departure = shaper.admit(nowNs: nowNs) else {
                 rateLimiter = shaper
+                if config.rateExcess == .refuse, info.isDNS, !info.isResponse {
+                    verdict.action = .refused
+                    verdict.copies = 0
+                    return verdict
+                }
                 return drop(.rate)
             }
             rateLimiter = shaper

@@ -8,7 +8,7 @@ public struct ImpairmentConfigError: Error, Sendable, Hashable, CustomStringConv
     public enum Setting: String, Sendable, Hashable, CaseIterable {
         case listen, upstream, listenAndUpstream, seed, log, servfail, replay, replayResolver, mappingIdle, vectorReads
         // Per direction.
-        case loss, gilbertElliott, lossModel, delay, jitter, reorder, duplicate, rate, rateBurst, rateQueue
+        case loss, gilbertElliott, lossModel, delay, jitter, reorder, duplicate, rate, rateBurst, rateQueue, rateExcess
         case maxQName, maxSize, oversize, replayAndModel
     }
 
@@ -83,6 +83,10 @@ extension DirectionConfig {
         guard (0...1_000_000).contains(rateQueue) else { throw ImpairmentConfigError(.rateQueue, d, "\(rateQueue) is outside 0...1000000") }
         if rate == nil, rateBurst != DirectionConfig().rateBurst { throw ImpairmentConfigError(.rateBurst, d, "needs a rate") }
         if rate == nil, rateQueue != DirectionConfig().rateQueue { throw ImpairmentConfigError(.rateQueue, d, "needs a rate") }
+        if rateExcess == .refuse {
+            guard rate != nil else { throw ImpairmentConfigError(.rateExcess, d, "needs a rate") }
+            guard d == .up else { throw ImpairmentConfigError(.rateExcess, d, "only queries can be refused") }
+        }
         if let maxQName, !(1...1_000).contains(maxQName) { throw ImpairmentConfigError(.maxQName, d, "\(maxQName) is outside 1...1000") }
         if let maxSize, !(12...65_535).contains(maxSize) { throw ImpairmentConfigError(.maxSize, d, "\(maxSize) is outside 12...65535") }
         if oversize != .drop, maxSize == nil { throw ImpairmentConfigError(.oversize, d, "needs a size limit") }

@@ -58,6 +58,14 @@ public struct DirectionConfig: Sendable, Hashable {
     public var rate: Double?
     public var rateBurst: Int = 1
     public var rateQueue: Int = 100
+    /// What happens to a datagram the shaper cannot take: dropped, or (queries only) answered
+    /// REFUSED by the relay, as public resolvers answer a client over its rate limit. With
+    /// `rateQueue` 0 the shaper is a policer: a query either has a token or is over the limit.
+    public var rateExcess: RateExcess = .drop
+
+    public enum RateExcess: String, Sendable, Hashable, CaseIterable {
+        case drop, refuse
+    }
     /// Drop datagrams whose QNAME is longer than this many characters.
     public var maxQName: Int?
     /// Datagrams larger than this many bytes are dropped or truncated.

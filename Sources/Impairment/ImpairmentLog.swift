@@ -66,6 +66,7 @@ public final class ImpairmentLog {
         case .forward: Line.put("forward", &out)
         case .drop: Line.put("drop", &out)
         case .servfail: Line.put("servfail", &out)
+        case .refused: Line.put("refused", &out)
         }
         Line.put("\"", &out)
         if let model = verdict.droppedBy {

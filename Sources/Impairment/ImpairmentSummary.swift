@@ -16,6 +16,8 @@ public struct ImpairmentSummary: Sendable, Hashable {
         public var truncated = 0
         public var delayed = 0
         public var servfail = 0
+        /// Queries over the rate limit answered REFUSED (`rateExcess` refuse).
+        public var refused = 0
         /// Times the replayed stream started over.
         public var replayWraps = 0
         /// Datagrams lost because the socket refused them (e.g. no route, buffer full).
@@ -39,6 +41,8 @@ public struct ImpairmentSummary: Sendable, Hashable {
                 if let model = verdict.droppedBy { dropped[model, default: 0] += 1 }
             case .servfail:
                 servfail += 1
+            case .refused:
+                refused += 1
             }
             if verdict.replayWrapped { replayWraps += 1 }
         }
@@ -47,7 +51,7 @@ public struct ImpairmentSummary: Sendable, Hashable {
             let drops = Verdict.Model.allCases.compactMap { m in dropped[m].map { "\"\(m.rawValue)\":\($0)" } }.joined(separator: ",")
             return "{\"received\":\(received),\"forwarded\":\(forwarded),\"sent\":\(sent),\"dropped\":{\(drops)},"
                 + "\"duplicated\":\(duplicated),\"reordered\":\(reordered),\"truncated\":\(truncated),\"delayed\":\(delayed),"
-                + "\"servfail\":\(servfail),\"replayWraps\":\(replayWraps),\"sendErrors\":\(sendErrors),\"unsentAtExit\":\(unsentAtExit)}"
+                + "\"servfail\":\(servfail),\"refused\":\(refused),\"replayWraps\":\(replayWraps),\"sendErrors\":\(sendErrors),\"unsentAtExit\":\(unsentAtExit)}"
         }
 
         var line: String {

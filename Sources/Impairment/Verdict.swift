@@ -8,6 +8,9 @@ public struct Verdict: Sendable, Hashable {
         case drop
         /// A query answered SERVFAIL by the relay and not forwarded.
         case servfail
+        /// A query over the rate limit answered REFUSED by the relay and not forwarded
+        /// (`--up-rate-excess refuse`, as a public resolver's per-client limit does).
+        case refused
     }
 
     /// The model that dropped a datagram.

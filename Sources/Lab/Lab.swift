@@ -88,7 +88,8 @@ public enum Lab {
         let listen = "\(LabTopology.serverAddress):\(LabTopology.dnsPort)"
         let responder = try await startDaemon(
             role: "responder",
-            argv: config.serverCommand + ["--domain", config.domain, "--key-file", keyPath(directory), "--listen", listen],
+            argv: config.serverCommand + ["--domain", config.domain, "--key-file", keyPath(directory), "--listen", listen]
+                + (config.forwardsTunnel ? ["--forward", TunnelServers.forwardedIodine] : []),
             in: topology.namespace(.server),
             directory: directory,
             ip: ip,

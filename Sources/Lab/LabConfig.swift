@@ -18,6 +18,16 @@ public struct LabConfig: Sendable, Codable, Hashable {
     /// lab always used: 4096 for unbound (so the responder may send large answers), knot-resolver's
     /// default (1232) for knot.
     public var resolverUpstreamEDNS: Int?
+    /// How many queries each unbound thread holds at once (`num-queries-per-thread`; the lab's
+    /// unbound runs 2 threads). When the list is full, a new query is dropped unless an old one has
+    /// waited past `jostle-timeout`: a resolver that can hold only so many queries at a time, as a
+    /// small home router or a NAT does, for tests of a scan's congestion control. nil: 4096.
+    public var resolverQueriesPerThread: Int?
+    /// Queries per second unbound accepts from one client address (`ip-ratelimit`, with
+    /// `ip-ratelimit-factor: 0`: every query above it is dropped, no answer at all): a resolver
+    /// whose rate limit the tests know. All of the lab's resolver addresses share it (one client
+    /// address). nil: no limit.
+    public var resolverIPRateLimit: Int?
 
     /// The recursive resolvers a lab can run.
     public enum ResolverSoftware: String, Sendable, Codable, Hashable, CaseIterable {
@@ -55,6 +65,17 @@ public struct LabConfig: Sendable, Codable, Hashable {
     /// When set, the lab also runs the tunnel servers (iodined for this domain, delegated by the
     /// resolver; OpenVPN; wireguard-go) and an internet namespace with nginx (`TunnelServers`).
     public var tunnelDomain: String?
+    /// When true, the lab runs the tunnel servers for the probe domain itself, as a user with one
+    /// delegation does: iodined on the server address, port `TunnelServers.forwardedPort`, behind the
+    /// responder, which the lab starts with `--forward` to it (`serve --forward`). nil or false: the
+    /// responder alone holds the probe domain. Excludes `tunnelDomain`.
+    public var tunnelBehindResponder: Bool?
+
+    /// Whether the lab runs the tunnel servers for the probe domain behind `serve --forward`.
+    public var forwardsTunnel: Bool { tunnelBehindResponder == true }
+
+    /// The domain the lab's iodined serves: the tunnel domain, or the probe domain behind the responder.
+    public var iodineDomain: String? { forwardsTunnel ? domain : tunnelDomain }
 
     /// How `up` decides that the responder has started.
     public enum ResponderReadiness: String, Sendable, Codable, Hashable, CaseIterable {
@@ -77,8 +98,14 @@ public struct LabConfig: Sendable, Codable, Hashable {
         impairCommand: [String]? = nil,
         tunnelDomain: String? = nil,
         resolverSoftware: ResolverSoftware? = nil,
-        resolverUpstreamEDNS: Int? = nil
+        resolverUpstreamEDNS: Int? = nil,
+        tunnelBehindResponder: Bool = false,
+        resolverQueriesPerThread: Int? = nil,
+        resolverIPRateLimit: Int? = nil
     ) {
+        self.tunnelBehindResponder = tunnelBehindResponder ? true : nil
+        self.resolverIPRateLimit = resolverIPRateLimit
+        self.resolverQueriesPerThread = resolverQueriesPerThread
         self.resolverSoftware = resolverSoftware
         self.resolverUpstreamEDNS = resolverUpstreamEDNS
         self.name = name
@@ -96,6 +123,8 @@ public struct LabConfig: Sendable, Codable, Hashable {
     /// The accepted range of `resolverUDPLimit`. unbound takes smaller values, but then even a TC
     /// reply with a long question no longer fits.
     public static let udpLimitRange = 128...65535
+    /// unbound takes any positive number; below 8 a lab could not even start.
+    public static let queriesPerThreadRange = 8...65536
     /// RFC 6891 6.2.5: values below 512 are treated as 512.
     public static let upstreamEDNSRange = 512...65535
 
@@ -115,7 +144,24 @@ public struct LabConfig: Sendable, Codable, Hashable {
             throw LabError(.invalidConfig,
                            "resolver upstream EDNS size \(size) is outside \(LabConfig.upstreamEDNSRange.lowerBound)...\(LabConfig.upstreamEDNSRange.upperBound)")
         }
-        if software == .knot, tunnelDomain != nil {
+        if forwardsTunnel, tunnelDomain != nil {
+            throw LabError(.invalidConfig, "the tunnel behind the responder serves the probe domain; drop the separate tunnel domain")
+        }
+        if let n = resolverQueriesPerThread {
+            guard LabConfig.queriesPerThreadRange.contains(n) else {
+                throw LabError(.invalidConfig, "resolver queries per thread \(n) is outside \(LabConfig.queriesPerThreadRange.lowerBound)...\(LabConfig.queriesPerThreadRange.upperBound)")
+            }
+            guard software == .unbound else {
+                throw LabError(.invalidConfig, "the queries held per thread are set for unbound only")
+            }
+        }
+        if let n = resolverIPRateLimit {
+            guard (1...1_000_000).contains(n) else {
+                throw LabError(.invalidConfig, "resolver ip rate limit \(n) is outside 1...1000000 queries per second")
+            }
+            guard software == .unbound else { throw LabError(.invalidConfig, "the ip rate limit is set for unbound only") }
+        }
+        if software == .knot, iodineDomain != nil {
             throw LabError(.invalidConfig, "the tunnel servers run behind unbound only (its split-name rules); drop the tunnel domain or use unbound")
         }
         if let tunnel = tunnelDomain {

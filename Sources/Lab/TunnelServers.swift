@@ -1,3 +1,4 @@
+import Base
 import Foundation
 import Logging
 
@@ -28,6 +29,11 @@ public struct LabTunnelServers: Sendable, Codable, Hashable {
     public var wireguardClientAddress: String
     /// nginx in the internet namespace: `GET /` answers with the caller's address.
     public var whoamiURL: String
+    /// nginx in the internet namespace: `GET /bulk` answers with `bulkBytes` bytes that do not
+    /// compress (seeded SplitMix64 output; iodine compresses what it carries), for `scan --e2e`.
+    /// nil in labs made before it.
+    public var bulkURL: String?
+    public var bulkBytes: Int?
     /// The address every tunnel exits at, as the internet namespace sees it.
     public var exitAddress: String
     /// A resolver reachable only through the tunnels (in the internet namespace).
@@ -42,6 +48,12 @@ enum TunnelServers {
     static let openvpnServer = "198.18.9.1", openvpnClient = "198.18.9.2"
     static let wireguardServer = "198.18.10.1/24", wireguardClient = "198.18.10.2/24"
     static let openvpnPort = 1194, wireguardPort = 51820
+    /// The size of nginx's `/bulk` answer: 1 MiB, more than any bulk download in the tests reads.
+    static let bulkBytes = 1 << 20
+    /// Behind the responder (`LabConfig.tunnelBehindResponder`): iodined moved to this port of the
+    /// server address, where `serve --forward` relays what is not a probe.
+    static let forwardedPort = 5300
+    static var forwardedIodine: String { "\(LabTopology.serverAddress):\(forwardedPort)" }
 
     static func internetNamespace(_ name: String) -> String { "tp-\(name)-net" }
     static func serverInternetLink(_ name: String) -> String { "tp-\(name)-sn" }
@@ -57,7 +69,7 @@ enum TunnelServers {
     }
 
     static func start(config: LabConfig, topology: LabTopology, directory: String, ip: String, logger: Logger) async throws(LabError) {
-        guard let domain = config.tunnelDomain else { return }
+        guard let domain = config.iodineDomain else { return }
         let iodined = try Toolbox.require("iodined", package: "iodine")
         let openvpn = try Toolbox.require("openvpn", package: "openvpn")
         let wireguardGo = try Toolbox.require("wireguard-go", package: "wireguard-go")
@@ -116,6 +128,17 @@ enum TunnelServers {
         // nginx: the caller's address as the whole body.
         let nginxConf = directory + "/nginx.conf"
         try SystemCalls.makeDirectories(directory + "/nginx", mode: 0o755)
+        let bulk = directory + "/nginx/bulk.bin"
+        var generator = SplitMix64(seed: 17)
+        var bytes = [UInt8](repeating: 0, count: bulkBytes)
+        for i in stride(from: 0, to: bulkBytes, by: 8) {
+            withUnsafeBytes(of: generator.next().littleEndian) { word in
+                for j in 0..<8 { bytes[i + j] = word[j] }
+            }
+        }
+        guard FileManager.default.createFile(atPath: bulk, contents: Data(bytes), attributes: [.posixPermissions: 0o644]) else {
+            throw LabError(.commandFailed, "cannot write \(bulk)")
+        }
         try SystemCalls.writeFile(nginxConf, """
             daemon off;
             master_process off;
@@ -133,6 +156,7 @@ enum TunnelServers {
                 server {
                     listen \(internetAddress):80;
                     location / { default_type text/plain; return 200 "$remote_addr\\n"; }
+                    location = /bulk { default_type application/octet-stream; alias \(bulk); }
                 }
             }
 
@@ -168,9 +192,12 @@ enum TunnelServers {
         _ = try await launch("unbound-tunnel", [unbound, "-d", "-c", tunnelUnbound], in: net, directory: directory, ip: ip, logger: logger)
 
         // iodined behind the resolver's delegation of the tunnel domain (-c: the queries come from
-        // the resolver, not from the client's address).
+        // the resolver, not from the client's address). Behind `serve --forward` it runs with its
+        // client address check on: every query reaches it from the relay's one address.
         let secret = SystemCalls.readText(password)?.trimmingWhitespace ?? ""
-        _ = try await launch("iodined", [iodined, "-f", "-c", "-l", listenAddress, "-P", secret, iodineNetwork, domain],
+        let iodineListen = config.forwardsTunnel
+            ? ["-l", LabTopology.serverAddress, "-p", "\(forwardedPort)"] : ["-c", "-l", listenAddress]
+        _ = try await launch("iodined", [iodined, "-f"] + iodineListen + ["-P", secret, iodineNetwork, domain],
                              in: srv, directory: directory, ip: ip, logger: logger)
         _ = try await launch("openvpn", [openvpn, "--dev", openvpnDevice(name), "--dev-type", "tun", "--local", listenAddress,
                                          "--lport", "\(openvpnPort)", "--proto", "udp", "--secret", openvpnKey, "0",
@@ -198,12 +225,14 @@ enum TunnelServers {
             openvpnClientAddress: openvpnClient, openvpnServerAddress: openvpnServer,
             wireguardEndpoint: "\(listenAddress):\(wireguardPort)", wireguardClientKeyFile: clientKey,
             wireguardServerPublicKey: serverPublic, wireguardClientAddress: wireguardClient,
-            whoamiURL: "http://\(internetAddress)/", exitAddress: internetServerSide, tunnelDNS: internetAddress)
+            whoamiURL: "http://\(internetAddress)/", bulkURL: "http://\(internetAddress)/bulk", bulkBytes: bulkBytes,
+            exitAddress: internetServerSide, tunnelDNS: internetAddress)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(servers) else { throw LabError(.commandFailed, "cannot encode the tunnel servers") }
         try SystemCalls.writeFile(file(directory), String(decoding: data, as: UTF8.self) + "\n", mode: 0o644)
-        try await waitForListeners(directory: directory)
+        try await waitForListeners(directory: directory,
+                                   iodine: config.forwardsTunnel ? (LabTopology.serverAddress, forwardedPort) : (listenAddress, 53))
     }
 
     private static func publicKey(wg: String, privateKeyFile: String, logger: Logger) async throws(LabError) -> String {
@@ -222,7 +251,7 @@ enum TunnelServers {
     }
 
     /// Waits until every daemon has stayed up and the UDP servers listen.
-    private static func waitForListeners(directory: String) async throws(LabError) {
+    private static func waitForListeners(directory: String, iodine: (String, Int)) async throws(LabError) {
         let clock = ContinuousClock()
         let deadline = clock.now + Lab.startDeadline
         let entries = (SystemCalls.readText(directory + "/tunnel.pids") ?? "").split(separator: "\n").compactMap { line -> (String, Int32)? in
@@ -230,7 +259,7 @@ enum TunnelServers {
             guard parts.count == 2, let pid = Int32(parts[1]) else { return nil }
             return (String(parts[0]), pid)
         }
-        let listeners: [String: (String, Int)] = ["iodined": (listenAddress, 53), "unbound-tunnel": (internetAddress, 53),
+        let listeners: [String: (String, Int)] = ["iodined": iodine, "unbound-tunnel": (internetAddress, 53),
                                                    "openvpn": (listenAddress, openvpnPort)]
         while true {
             var ready = true

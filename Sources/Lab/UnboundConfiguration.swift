@@ -8,14 +8,21 @@ struct UnboundConfiguration: Sendable, Hashable {
     var stateDirectory: String
     /// Delegated to iodined (`TunnelServers`) when the lab runs the tunnel servers.
     var tunnelDomain: String?
+    /// Whether the lab runs the tunnel servers (a tunnel domain, or iodined behind the responder).
+    var tunnelServers: Bool
+    var queriesPerThread: Int?
+    var ipRateLimit: Int?
 
     init(config: LabConfig, stateDirectory: String) {
         domain = config.domain
         tunnelDomain = config.tunnelDomain
+        tunnelServers = config.iodineDomain != nil
         udpLimit = config.resolverUDPLimit
         upstreamEDNS = config.resolverUpstreamEDNS
         capsForID = config.resolverCapsForID
         qnameMinimisation = config.qnameMinimisation
+        queriesPerThread = config.resolverQueriesPerThread
+        ipRateLimit = config.resolverIPRateLimit
         self.stateDirectory = stateDirectory
     }
 
@@ -57,8 +64,13 @@ struct UnboundConfiguration: Sendable, Hashable {
             "so-reuseport: yes",
             "so-rcvbuf: 4m",
             "so-sndbuf: 4m",
-            "num-queries-per-thread: 4096",
+            "num-queries-per-thread: \(queriesPerThread ?? 4096)",
         ]
+        if let ipRateLimit {
+            // unbound: above this many queries per second from one address every query is dropped
+            // (factor 0: none let through), with no answer.
+            server += ["ip-ratelimit: \(ipRateLimit)", "ip-ratelimit-factor: 0"]
+        }
         if let udpLimit {
             // Measured on unbound 1.17.1: answers up to exactly this many bytes pass, one byte
             // more comes back as an empty answer with TC set.
@@ -68,7 +80,7 @@ struct UnboundConfiguration: Sendable, Hashable {
            UnboundConfiguration.defaultLocalTopLevelZones.contains(top) {
             server.append("local-zone: \"\(top).\" nodefault")
         }
-        if tunnelDomain != nil { server += LabSplitNames.unboundLines }
+        if tunnelServers { server += LabSplitNames.unboundLines }
         var text = "# Written by tunnelprobe lab; rewritten on every lab up.\nserver:\n"
         for line in server { text += "    \(line)\n" }
         text += "stub-zone:\n"

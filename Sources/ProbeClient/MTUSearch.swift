@@ -44,18 +44,32 @@ public struct MTUSearch: Sendable {
     /// guess `g` is probed with `g + 1`, so a right guess ends the search in two probes instead of
     /// a dozen. A guess only narrows the bracket, each end of which a probe verified, so a wrong
     /// guess costs its probes and never changes the result.
-    public func run(guesses: Guesses? = nil, _ probe: (Int) async -> ProbeOutcome) async -> Result {
+    ///
+    /// `control`, when given, is a probe that passed before (an echo): when even the lowest size
+    /// was only lost, the control and the lowest size are asked again back to back, and the lowest
+    /// size fails only when the control passes next to it (else the moment was bad, not the size).
+    public func run(guesses: Guesses? = nil, control: (() async -> ProbeOutcome)? = nil,
+                    _ probe: (Int) async -> ProbeOutcome) async -> Result {
         var steps: [Step] = []
         var cache: [Int: Bool] = [:]
-        func check(_ size: Int) async -> Bool {
-            if let known = cache[size] { return known }
+        func check(_ size: Int, fresh: Bool = false) async -> Bool {
+            if !fresh, let known = cache[size] { return known }
             var step = Step(size: size, outcomes: [])
-            for _ in 0..<attempts {
+            var tries = 0
+            var congestedRetries = 0
+            // A re-check asks once: the size had its attempts.
+            while tries < (fresh ? 1 : attempts) {
                 if Task.isCancelled { break }
                 let outcome = await probe(size)
                 step.outcomes.append(outcome)
                 if outcome.ok { break }
                 if let f = outcome.failure, !f.isTransient || outcome.settled { break }
+                // Lost while the scan itself was congested: not an attempt at this size.
+                if outcome.congested, congestedRetries < Self.congestedRetries {
+                    congestedRetries += 1
+                    continue
+                }
+                tries += 1
             }
             steps.append(step)
             cache[size] = step.passed
@@ -63,9 +77,39 @@ public struct MTUSearch: Sendable {
         }
         guard high >= low else { return Result(best: nil, steps: []) }
         var best: Int?
+        /// Binary search for the largest passing size in left...right, all of which lie above `best`.
+        func bisect(_ left: inout Int, _ right: inout Int) async {
+            while left <= right, !Task.isCancelled {
+                let mid = (left + right) / 2
+                if await check(mid) {
+                    best = mid
+                    left = mid + 1
+                } else {
+                    right = mid - 1
+                }
+            }
+        }
+        /// The lowest size, re-asked next to the control while it was only lost.
+        func checkLow() async -> Bool {
+            if await check(low) { return true }
+            guard let control else { return false }
+            var rounds = 0
+            while rounds < Self.recheckRounds, !Task.isCancelled,
+                  let last = steps.last(where: { $0.size == low }), !last.passed, last.onlyLost {
+                rounds += 1
+                let reference = await CongestionWindow.expectingAnswer { await control() }
+                guard reference.ok else {
+                    try? await Task.sleep(nanoseconds: UInt64(rounds) * 250_000_000)
+                    continue
+                }
+                // Lost again next to a passing control: the size's own failure.
+                return await check(low, fresh: true)
+            }
+            return false
+        }
         if await check(high) {
             best = high
-        } else if low < high, await check(low) {
+        } else if low < high, await checkLow() {
             best = low
             var left = low + 1
             var right = high - 1
@@ -85,19 +129,54 @@ public struct MTUSearch: Sendable {
                     right = guess - 1
                 }
             }
-            while left <= right, !Task.isCancelled {
-                let mid = (left + right) / 2
-                if await check(mid) {
-                    best = mid
-                    left = mid + 1
-                } else {
-                    right = mid - 1
-                }
+            await bisect(&left, &right)
+        }
+        // A size that only timed out is a limit only if a smaller size still passes at the same
+        // moment: the best size and the timed-out one just above it are asked again back to back.
+        // When both pass, the timeout was the moment's (a burst, the scan's own load) and the search
+        // goes on above; when the best fails too, the moment is bad and the pair is asked again
+        // (a bounded number of rounds). A deterministic failure (TC, a rewritten or cut payload)
+        // is a limit at once.
+        var rounds = 0
+        while let current = best, rounds < Self.recheckRounds, !Task.isCancelled,
+              let above = Self.smallestFailed(above: current, in: steps), above.onlyLost {
+            rounds += 1
+            let again = await CongestionWindow.expectingAnswer { await check(current, fresh: true) }
+            guard again else {
+                try? await Task.sleep(nanoseconds: UInt64(rounds) * 250_000_000)
+                continue
+            }
+            if await check(above.size, fresh: true) {
+                best = above.size
+                var left = above.size + 1
+                var right = (Self.smallestFailed(above: above.size, in: steps)?.size ?? high + 1) - 1
+                await bisect(&left, &right)
+            } else {
+                break
             }
         }
-        let failedAbove = steps.filter { !$0.passed && $0.size > (best ?? Int.min) }.min { $0.size < $1.size }
-        let bestStep = steps.first { $0.size == best && $0.passed }
+        let failedAbove = Self.smallestFailed(above: best ?? Int.min, in: steps)
+        let bestStep = steps.last { $0.size == best && $0.passed }
         return Result(best: best, steps: steps, limitedBy: failedAbove?.outcomes.last?.failure,
                       bestOutcome: bestStep?.outcomes.last)
+    }
+
+    /// Retries of one size's probes lost while the scan was congested, on top of `attempts`.
+    static let congestedRetries = 2
+    /// Rounds of re-asking a timed-out size next to the best one before the timeout is its limit.
+    static let recheckRounds = 3
+
+    /// The smallest size above `size` whose latest try failed.
+    static func smallestFailed(above size: Int, in steps: [Step]) -> Step? {
+        var latest: [Int: Step] = [:]
+        for step in steps where step.size > size { latest[step.size] = step }
+        return latest.values.filter { !$0.passed }.min { $0.size < $1.size }
+    }
+}
+
+extension MTUSearch.Step {
+    /// Every try timed out (or could not be sent): the answer may have been lost, not refused.
+    var onlyLost: Bool {
+        !outcomes.isEmpty && outcomes.allSatisfy { $0.failure == .timeout || $0.failure == .sendFailed }
     }
 }

@@ -74,6 +74,9 @@ public struct ProbeOutcome: Sendable {
     /// The failure came back again after the resolver's failure cache was waited out: it belongs to
     /// this probe, and another attempt would only poison the cache again.
     public var settled = false
+    /// A timeout while the scan's congestion window saw congestion (`CongestionWindow`): the scan's
+    /// own load may have lost it, so it says nothing about the size and is tried again.
+    public var congested = false
     public var ok: Bool { failure == nil }
 
     public init(failure: ProbeFailure? = nil, detail: String? = nil, rttNanos: UInt64? = nil, responseSize: Int? = nil) {
@@ -96,6 +99,8 @@ public struct Prober: Sendable {
     public var timeout: TimeAmount
     public var ednsSize: UInt16
     public var pacer: Pacer?
+    /// The scan-wide window of queries in flight (`CongestionWindow`); nil sends without one.
+    public var congestion: CongestionWindow?
     /// What download probes ask of the responder's EDNS handling (`scan --edns`).
     public var ednsRequest: ProbeMeta.EDNSRequest = .server
 
@@ -132,7 +137,23 @@ public struct Prober: Sendable {
     func exchange(_ bytes: [UInt8], resolver: Endpoint, question: DNSQuestion) async -> (DNSMessage?, ProbeOutcome) {
         if let pacer { await pacer.wait(for: resolver) }
         guard let address = resolver.socketAddress else { return (nil, .fail(.sendFailed, "bad address")) }
-        return Self.classify(await engine.query(bytes, to: address, timeout: timeout), question: question)
+        guard let congestion else {
+            return Self.classify(await engine.query(bytes, to: address, timeout: timeout), question: question)
+        }
+        let ticket = await congestion.acquire(resolver)
+        let result = await engine.query(bytes, to: address, timeout: timeout)
+        var answered = false
+        var timedOut = false
+        switch result {
+        case .response: answered = true
+        case .timeout: timedOut = true
+        case .sendFailed: break
+        }
+        let congested = congestion.complete(ticket, resolver: resolver, answered: answered,
+                                            expected: CongestionWindow.expected)
+        var (message, outcome) = Self.classify(result, question: question)
+        if timedOut, congested { outcome.congested = true }
+        return (message, outcome)
     }
 
     /// What a response says before the probe's own records are read: rcode, TC, an echoed question.
@@ -185,8 +206,12 @@ public struct Prober: Sendable {
     }
 
     /// An echo probe: a never-seen name under the zone must get the responder's own authenticated answer.
+    /// Its timeout is a congestion signal (`CongestionWindow.expectingAnswer`): the smallest probe
+    /// there is says nothing about sizes.
     public func echo(_ resolver: Endpoint, zone: DNSName) async -> ProbeOutcome {
-        await upload(resolver, zone: zone, characters: ProbeMeta.characterCount, kind: .echo)
+        await CongestionWindow.expectingAnswer {
+            await upload(resolver, zone: zone, characters: ProbeMeta.characterCount, kind: .echo)
+        }
     }
 
     /// An upload probe built and ready to send, with what judging its answer needs.

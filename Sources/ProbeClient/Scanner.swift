@@ -31,6 +31,9 @@ public struct ScanConfiguration: Sendable {
     /// How long a resolver that answers SERVFAIL from its cache of an earlier failure is waited
     /// out before its SERVFAIL is believed.
     public var cachedFailureWait: TimeAmount = .seconds(3)
+    /// Scan-wide congestion control (`CongestionWindow`): a window of queries in flight across all
+    /// resolvers, at most `concurrency`, halved when answers that should come are lost.
+    public var congestionControl = true
 
     /// 20 %: with the default 3 confirmation probes per direction (6 in all) one lost probe
     /// (16.7 %) passes, so a single unlucky drop on a clean path does not flag it, and two (33 %)
@@ -59,6 +62,8 @@ public struct ScanResult: Sendable {
     public var notTested: Int
     public var queries: Int
     public var interrupted: Bool
+    /// What the congestion window did; nil without congestion control.
+    public var congestion: CongestionWindow.Stats?
 }
 
 /// Runs the staged scan over every resolver-domain pair with bounded concurrency.
@@ -71,6 +76,10 @@ public struct Scanner: Sendable {
 
     public init(configuration: ScanConfiguration, prober: Prober) {
         self.configuration = configuration
+        var prober = prober
+        if configuration.congestionControl, prober.congestion == nil {
+            prober.congestion = CongestionWindow(ceiling: configuration.concurrency)
+        }
         self.prober = prober
     }
 
@@ -117,7 +126,8 @@ public struct Scanner: Sendable {
         pairs.sort { ($0.resolver, $0.domain) < ($1.resolver, $1.domain) }
         let interrupted = Task.isCancelled
         return ScanResult(pairs: pairs, notTested: total - pairs.count,
-                          queries: pairs.reduce(0) { $0 + $1.queries }, interrupted: interrupted)
+                          queries: pairs.reduce(0) { $0 + $1.queries }, interrupted: interrupted,
+                          congestion: prober.congestion?.stats)
     }
 
     /// The response sizes a download limit most often is: 1232 bytes (the DNS Flag Day 2020 default,
@@ -161,10 +171,18 @@ public struct Scanner: Sendable {
     /// Retries a single probe while it fails transiently.
     private func attempt(_ probe: () async -> ProbeOutcome, _ log: inout [ProbeOutcome]) async -> ProbeOutcome {
         var last = ProbeOutcome.fail(.timeout)
-        for _ in 0..<max(1, configuration.attempts) {
+        var tries = 0
+        var congestedRetries = 0
+        while tries < max(1, configuration.attempts), !Task.isCancelled {
             last = await probe()
             log.append(last)
             if last.ok || !(last.failure?.isTransient ?? false) { break }
+            // Lost to the scan's own congestion (`CongestionWindow`): not an attempt.
+            if last.congested, congestedRetries < MTUSearch.congestedRetries {
+                congestedRetries += 1
+                continue
+            }
+            tries += 1
         }
         return last
     }
@@ -227,7 +245,7 @@ public struct Scanner: Sendable {
         let guesses = Self.downloadGuesses(type: type, low: down.low, high: down.high,
                                            upstreamLimit: upstream.flatMap { prober.honorsUpstream($0) ? $0.udpLimit : nil })
         var controls: [ProbeOutcome] = []
-        let downResult = await down.run(guesses: guesses) { bytes in
+        let downResult = await down.run(guesses: guesses, control: { await prober.echo(resolver, zone: zone) }) { bytes in
             await settled(resolver, zone, extra: &controls) {
                 await prober.download(resolver, zone: zone, bytes: bytes, type: type, queryCharacters: queryCharacters,
                                       upstream: upstream)
@@ -291,7 +309,7 @@ public struct Scanner: Sendable {
                            high: min(configuration.uploadCharacters.upperBound, capacity),
                            attempts: configuration.attempts)
         var controls: [ProbeOutcome] = []
-        let upResult = await up.run { chars in
+        let upResult = await up.run(control: { await prober.echo(resolver, zone: zone) }) { chars in
             await settled(resolver, zone, extra: &controls) { await prober.upload(resolver, zone: zone, characters: chars) }
         }
         log += upResult.steps.flatMap(\.outcomes) + controls
@@ -334,8 +352,18 @@ public struct Scanner: Sendable {
             var lost = 0
             var confirmFailures: [ProbeFailure] = []
             for _ in 0..<configuration.confirmProbes {
-                let u = await prober.upload(resolver, zone: zone, characters: upChars)
-                let d = await prober.download(resolver, zone: zone, bytes: downBytes, type: type, queryCharacters: upChars)
+                // Both sizes passed: a timeout now is loss or congestion, and a probe lost while the
+                // scan was congested is asked once more (the path's loss is measured, not the scan's).
+                let (u, d) = await CongestionWindow.expectingAnswer {
+                    var u = await prober.upload(resolver, zone: zone, characters: upChars)
+                    if u.congested { log.append(u); u = await prober.upload(resolver, zone: zone, characters: upChars) }
+                    var d = await prober.download(resolver, zone: zone, bytes: downBytes, type: type, queryCharacters: upChars)
+                    if d.congested {
+                        log.append(d)
+                        d = await prober.download(resolver, zone: zone, bytes: downBytes, type: type, queryCharacters: upChars)
+                    }
+                    return (u, d)
+                }
                 log += [u, d]
                 ok += (u.ok ? 1 : 0) + (d.ok ? 1 : 0)
                 lost += (u.failure == .timeout ? 1 : 0) + (d.failure == .timeout ? 1 : 0)

@@ -33,9 +33,7 @@ public final class ProbeServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let channels = NIOLockedValueBox<[any Channel]>([])
     private let stats = NIOLockedValueBox(Statistics())
-    private let stopping = NIOLockedValueBox(false)
-    /// Whether `stop()` has finished, and who waits for it.
-    private let finished = NIOLockedValueBox<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let latch = StopLatch()
 
     public init(responder: ProbeResponder, ratePerSourcePerSecond: Double, threads: Int = 1,
                 tcp: TCPLimits = .standard, logger: Logger) {
@@ -51,28 +49,12 @@ public final class ProbeServer: Sendable {
     public func start(listen addresses: [SocketAddress]) async throws -> [SocketAddress] {
         var bound: [SocketAddress] = []
         for address in addresses {
-            // Port 0: the port the kernel gives UDP may be taken for TCP; try another one then.
-            var attempt = 0
-            while true {
-                attempt += 1
-                let udp = try await bindUDP(address)
-                guard let local = udp.localAddress else {
-                    try? await udp.close()
-                    throw ChannelError.unknownLocalAddress
-                }
-                do {
-                    let tcp = try await bindTCP(local)
-                    channels.withLockedValue { $0 += [udp, tcp] }
-                    watch(udp)
-                    watch(tcp)
-                    bound.append(local)
-                    logger.info("listening", metadata: ["address": "\(local)", "transports": "udp tcp"])
-                    break
-                } catch {
-                    try? await udp.close()
-                    guard address.port == 0, attempt < 16 else { throw error }
-                }
-            }
+            let (udp, tcp, local) = try await bindUDPAndTCP(address, udp: bindUDP, tcp: bindTCP)
+            channels.withLockedValue { $0 += [udp, tcp] }
+            watch(udp)
+            watch(tcp)
+            bound.append(local)
+            logger.info("listening", metadata: ["address": "\(local)", "transports": "udp tcp"])
         }
         return bound
     }
@@ -96,56 +78,28 @@ public final class ProbeServer: Sendable {
         let tcp: @Sendable () -> TCPConnectionHandler = { [responder, tcpLimits, openTCP, stats, logger] in
             TCPConnectionHandler(responder: responder, limits: tcpLimits, open: openTCP, stats: stats, logger: logger)
         }
-        return try await ServerBootstrap(group: group)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelOption(.backlog, value: 1024)
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(tcp()) }
-            }
-            .bind(to: address).get()
+        return try await listenTCP(group: group, address: address, make: tcp)
     }
 
-    /// Returns when `stop()` has finished; a listening channel that closes by itself (an error)
-    /// stops the server too.
-    ///
-    /// It does not await the channels' close futures: those complete on the event loops, and once
-    /// `stop()` has shut the loops down a future not yet awaited can no longer call back (NIO says
-    /// "Cannot schedule tasks on an EventLoop that has already shut down"), so such a wait never
-    /// returned and `serve` hung after its stop (stop 23; about 1 run in 25 of a SIGTERM test).
+    /// Returns when `stop()` has finished (not when the channels' close futures complete: see
+    /// `StopLatch`); a listening channel that closes by itself (an error) stops the server too.
     public func wait() async throws {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = finished.withLockedValue { state in
-                if !state.done { state.waiters.append(continuation) }
-                return state.done
-            }
-            if done { continuation.resume() }
-        }
+        await latch.wait()
     }
 
     /// Closes the channels (answers already queued go out first) and shuts the event loops down.
     /// Idempotent: a second call waits for the first.
     public func stop() async {
-        let first = stopping.withLockedValue { was in
-            defer { was = true }
-            return !was
-        }
-        guard first else { try? await wait(); return }
+        guard latch.begin() else { return await latch.wait() }
         for channel in channels.withLockedValue({ $0 }) { try? await channel.close() }
         try? await group.shutdownGracefully()
-        let waiters = finished.withLockedValue { state in
-            state.done = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
+        latch.finish()
     }
 
     /// A channel closed while the server was not stopping: say so and stop the rest.
     private func watch(_ channel: any Channel) {
         channel.closeFuture.whenComplete { [self] _ in
-            guard !stopping.withLockedValue({ $0 }) else { return }
+            guard !latch.isStopping else { return }
             logger.error("a listening channel closed by itself; stopping", metadata: ["address": "\(String(describing: channel.localAddress))"])
             Task { await stop() }
         }

@@ -4,7 +4,7 @@ import Foundation
 
 /// The report kinds a run directory can hold, each `<kind>.json` with schema `tunnelprobe.<kind>/<n>`.
 public enum ReportKind: String, CaseIterable, Codable, Sendable {
-    case scan, path, trace, simulate, verify, resilience
+    case scan, path, trace, simulate, verify, resilience, rank, monitor
 
     public var fileName: String { rawValue + ".json" }
     /// The schema this version writes.
@@ -33,6 +33,8 @@ public enum ReportKind: String, CaseIterable, Codable, Sendable {
         case .simulate: "FEC + ARQ simulation"
         case .verify: "Tunnel verification"
         case .resilience: "Tunnel resilience"
+        case .rank: "Resolver capacity and ranking"
+        case .monitor: "Resolver stability"
         }
     }
 }
@@ -77,6 +79,8 @@ public enum ReportDocument: Sendable {
     case verify(VerifyReport)
     case simulate(SimulateReport)
     case resilience(ResilienceReport)
+    case rank(RankReport)
+    case monitor(MonitorReport)
 }
 
 /// One report read from a run directory, ready to render.
@@ -306,6 +310,18 @@ enum ReportRenderers {
             let r = try decoder.decode(ResilienceReport.self, from: data)
             return LoadedReport(document: .resilience(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
                                 markdown: r.markdown(), headline: r.summaryLine, ok: r.verdict == .pass)
+        case .rank:
+            let r = try decoder.decode(RankReport.self, from: data)
+            let best = r.pairs.map(\.sustainableRate).max() ?? 0
+            return LoadedReport(document: .rank(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
+                                markdown: r.markdown(),
+                                headline: "\(r.pairs.count) pair(s) measured, best \(HTML.formatFixed(best, decimals: 1)) q/s sustainable",
+                                ok: r.pairs.contains { $0.sustainableRate > 0 })
+        case .monitor:
+            let r = try decoder.decode(MonitorReport.self, from: data)
+            return LoadedReport(document: .monitor(r), kind: kind, file: file, run: r.run, html: r.htmlSection(), markdown: r.markdown(),
+                                headline: "\(r.checks) checks, \(r.pairs.filter(\.up).count) of \(r.pairs.count) pairs up, \(r.rewrites) rewrites",
+                                ok: r.pairs.contains(where: \.up))
         }
     }
 

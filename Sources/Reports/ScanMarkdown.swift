@@ -29,6 +29,7 @@ extension ScanReport {
         }
         out.append("")
         out += engineMarkdown()
+        if let endToEnd { out += endToEnd.markdown() }
         let accepted = pairs.filter(\.accepted).sorted {
             ($0.download?.bytes ?? 0, $0.upload?.bytes ?? 0) > ($1.download?.bytes ?? 0, $1.upload?.bytes ?? 0)
         }

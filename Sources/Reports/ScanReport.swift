@@ -25,6 +25,12 @@ public struct ScanReport: Codable, Sendable, Hashable {
     public var engines: [EngineScan]?
     /// The scans a merged report was made from (`report merge`), nil for a scan of one vantage point.
     public var mergedFrom: [RunInfo]?
+    /// `scan --e2e`: the real engine through each of the best accepted pairs, ranked by goodput
+    /// (ScanEndToEnd.swift); nil without --e2e.
+    public var endToEnd: ScanEndToEnd?
+    /// What the scan's congestion window did (AIMD on the queries in flight, RFC 5681 3.1); nil
+    /// without congestion control and in reports made before it.
+    public var congestion: CongestionWindow.Stats?
 
     public init(run: RunInfo, settings: ScanSettings, input: InputSummary, pairs: [ScanPair], synced: Synced,
                 optimized: Optimized?, summary: Summary, engines: [EngineScan]? = nil) {

@@ -77,6 +77,14 @@ extension VerifyResult {
         lines.append("- TUN packets up/down: \(diagnostics.tunPacketsUp.map(String.init) ?? "-") / \(diagnostics.tunPacketsDown.map(String.init) ?? "-")")
         if !diagnostics.routeLoops.isEmpty { lines.append("- route loops: \(diagnostics.routeLoops.joined(separator: ", "))") }
         for error in diagnostics.errors { lines.append("- error: \(error)") }
+        if let engineDiagnostics = diagnostics.engine {
+            lines.append("")
+            lines.append("## Engine diagnostics (\(engine))")
+            lines.append("")
+            for row in engineDiagnostics.rows {
+                lines.append("- \(row.label): \(row.value ?? "null (\(row.why ?? "not exposed"))")")
+            }
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 

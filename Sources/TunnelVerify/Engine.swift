@@ -1,16 +1,34 @@
-import Base
+public import Base
 import Foundation
 
 /// The engines `verify` can start, all real programs.
 public enum EngineKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// iodine: a TUN-native DNS tunnel (Debian `iodine`).
     case iodine
+    /// MasterDnsVPN's client (Go edition): SOCKS-shaped, started with a config written from a
+    /// `masterdns` profile (`MasterDnsVPNConfig`); in no package registry.
+    case masterdnsvpn
     /// OpenVPN in static-key point-to-point mode (Debian `openvpn`).
     case openvpn
     /// WireGuard in user space: wireguard-go configured with `wg` (Debian `wireguard-go`, `wireguard-tools`).
     case wireguard
     /// Any program given with `--engine-command`, with handshake evidence from `--handshake-pattern`.
     case command
+}
+
+extension EngineKind {
+    /// The engine of a profile's protocol; nil for a protocol verify has no engine for (dnstt,
+    /// slipstream). Never another protocol's engine.
+    public static func forProtocol(_ tunnelProtocol: Profile.TunnelProtocol) -> EngineKind? {
+        switch tunnelProtocol {
+        case .iodine: .iodine
+        case .masterdns: .masterdnsvpn
+        case .openvpn: .openvpn
+        case .wireguard: .wireguard
+        case .custom: .command
+        case .dnstt, .slipstream: nil
+        }
+    }
 }
 
 /// Flags that override or complete the profile's engine section.
@@ -23,6 +41,12 @@ public struct EngineOverrides: Sendable, Hashable {
     public var command: [String] = []
     /// `--handshake-pattern`: a regular expression matched against the engine's log.
     public var handshakePattern: String?
+    /// `--engine-path`: the engine program, instead of looking it up on PATH.
+    public var enginePath: String?
+    /// `--socks`: where a SOCKS-shaped engine listens (MasterDnsVPN's LISTEN_IP/LISTEN_PORT).
+    public var socks: Endpoint?
+    /// `--handshake-deadline`: how long the TUN and the handshake may take together (else `--deadline`).
+    public var handshakeDeadline: Duration?
     public init() {}
 }
 
@@ -56,6 +80,8 @@ struct Engine: Sendable {
     var extraArguments: [String]
     var commandTemplate: [String]
     var environment: [String] = []
+    /// MasterDnsVPN: the profile normalized into the client's config.
+    var masterdns: MasterDnsVPNConfig?
 
     /// Builds the engine from the profile's section and the flags; problems name the field.
     static func make(_ kind: EngineKind, profile: Profile, overrides: EngineOverrides) throws(ProfileError) -> Engine {
@@ -99,6 +125,14 @@ struct Engine: Sendable {
             engine.stuckAtHints = [
                 ("Autodetecting DNS query type", "resolver unreachable: no answer to iodine's query-type detection"),
             ]
+        case .masterdnsvpn:
+            engine.program = "masterdnsvpn-client"
+            engine.package = Self.masterDnsVPNPackage
+            let config = try MasterDnsVPNConfig.normalize(profile, socks: overrides.socks)
+            engine.masterdns = config
+            engine.carriers = config.resolvers
+            engine.carrierDomain = config.domain
+            engine.secret = try secret(settings, section: "masterdnsvpn", field: "password")
         case .openvpn:
             engine.program = "openvpn"
             engine.package = "openvpn"
@@ -152,7 +186,7 @@ struct Engine: Sendable {
                 throw ProfileError(field: "--handshake-pattern", "is required with --engine command and must be a regular expression")
             }
             engine.program = first
-            engine.package = "(the engine's own package)"
+            engine.package = "it is the program --engine-command names"
             engine.commandTemplate = overrides.command
             engine.handshakePattern = pattern
             engine.carriers = profile.resolvers.map(\.endpoint)
@@ -160,6 +194,9 @@ struct Engine: Sendable {
         }
         return engine
     }
+
+    /// What to install when no MasterDnsVPN client is found (it is in no package registry).
+    static let masterDnsVPNPackage = "the MasterDnsVPN client is in no package registry: build the Go edition's cmd/client (github.com/masterking32/MasterDnsVPN) and put it on PATH as masterdnsvpn-client, or give --engine-path"
 
     static func secret(_ settings: Profile.EngineSettings, section: String, field: String) throws(ProfileError) -> String {
         if let password = settings.password, !password.isEmpty { return password }
@@ -180,11 +217,38 @@ struct Engine: Sendable {
         kind != .command || socks == nil || commandTemplate.contains { $0.contains("{tun}") }
     }
 
+    /// Whether data crosses the tunnel through the TUN (its counters must move in the data phase).
+    /// MasterDnsVPN's TUN is the sandbox's claim on every route (the seed's packet tunnel): verify's
+    /// probes go through the engine's SOCKS5 and DNS listeners, and nothing reads the TUN, so
+    /// whatever else is sent into it is dropped, never carried or leaked.
+    func carriesDataOnTUN(socks: Endpoint?) -> Bool {
+        kind != .masterdnsvpn && usesTUN(socks: socks)
+    }
+
+    /// The files the engine reads, written into the sandbox's directory before each launch
+    /// (MasterDnsVPN's client_config.toml and resolver file, root-only: the key is in it).
+    func prepare(sandbox: Sandbox) throws(VerifyError) {
+        guard let config = masterdns else { return }
+        let directory = sandbox.directory + "/masterdnsvpn"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            try Data(config.toml(key: secret ?? "").utf8).write(to: URL(fileURLWithPath: directory + "/client_config.toml"))
+            try Data(config.resolverFile.utf8).write(to: URL(fileURLWithPath: directory + "/client_resolvers.txt"))
+            chmod(directory + "/client_config.toml", 0o600)
+        } catch {
+            throw VerifyError(.sandboxFailed, "cannot write the MasterDnsVPN config in \(directory): \(error)")
+        }
+    }
+
     /// The engine's argv inside the sandbox (after `ip netns exec`).
     func argv(program path: String, sandbox: Sandbox) -> [String] {
         let tun = sandbox.tunDevice
         let env = environment.isEmpty ? [] : ["/usr/bin/env"] + environment
         switch kind {
+        case .masterdnsvpn:
+            let directory = sandbox.directory + "/masterdnsvpn"
+            return env + [path, "-config", directory + "/client_config.toml", "-resolvers", directory + "/client_resolvers.txt"] + extraArguments
         case .iodine:
             // -r: never try raw UDP to the server, the session must go through the resolver.
             return env + [path, "-f", "-r", "-P", secret ?? "", "-d", tun] + extraArguments
@@ -207,6 +271,12 @@ struct Engine: Sendable {
     /// Steps after launch that configure the engine from outside (wireguard-go takes its keys and
     /// peer through `wg`).
     func configure(sandbox: Sandbox, tools: Tools, deadline: ContinuousClock.Instant) async throws(VerifyError) {
+        if kind == .masterdnsvpn {
+            // The packet tunnel's own address (the seed's NEIPv4Settings): the engine has no TUN.
+            try await Host.check([tools.ip, "-n", sandbox.namespace, "address", "replace", MasterDnsVPNConfig.tunAddress, "dev", sandbox.tunDevice])
+            try await Host.check([tools.ip, "-n", sandbox.namespace, "link", "set", sandbox.tunDevice, "up"])
+            return
+        }
         guard kind == .wireguard else { return }
         let socket = "/var/run/wireguard/\(sandbox.tunDevice).sock"
         let clock = ContinuousClock()
@@ -238,6 +308,12 @@ struct Engine: Sendable {
 
     /// Reads the log (and for WireGuard the peer state) for handshake evidence or failure words.
     func handshake(log: String, sandbox: Sandbox, tools: Tools) async -> HandshakeState {
+        if kind == .masterdnsvpn {
+            switch MasterDnsVPNLog(log).handshake {
+            case .pending: return .pending
+            case .done(let evidence, _): return .done(evidence: evidence)
+            }
+        }
         for marker in failureMarkers {
             if let line = log.split(whereSeparator: \.isNewline).first(where: { $0.contains(marker.text) }) {
                 return .failed(reason: marker.reason, words: String(line))
@@ -277,6 +353,13 @@ struct Engine: Sendable {
         return IodineNames(domain: domain, arguments: extraArguments).minimisationEvidence(log: log)
     }
 
+    /// The engine's own line saying why it exited, when its log has one (MasterDnsVPN's
+    /// "Client startup failed: ...").
+    func exitWords(log: String) -> String? {
+        guard kind == .masterdnsvpn else { return nil }
+        return MasterDnsVPNLog(log).startupErrorLine
+    }
+
     /// Why the handshake did not finish in time, from what the log shows.
     /// The engine's own words that its handshake is stuck (a timeout hint found in its log), or nil.
     func handshakeStuck(log: String) -> (reason: String, line: String)? {
@@ -292,6 +375,10 @@ struct Engine: Sendable {
     }
 
     func timeoutReason(log: String) -> (reason: String, words: String?) {
+        if kind == .masterdnsvpn {
+            let missing = MasterDnsVPNLog(log).missing
+            return ("handshake timeout: \(missing.reason)", missing.line ?? Host.lastLine(log))
+        }
         if let stuck = handshakeStuck(log: log) { return (stuck.reason, stuck.line) }
         return ("handshake timeout: no evidence of a session", Host.lastLine(log))
     }
@@ -306,6 +393,9 @@ struct Engine: Sendable {
                 line.range(of: "You are user #").map { "user #" + line[$0.upperBound...] }
             }
             return (resolver, session)
+        case .masterdnsvpn:
+            let parsed = MasterDnsVPNLog(log)
+            return (parsed.sessionResolver ?? parsed.accepted.first, parsed.sessionID.map { "session id \($0)" })
         case .openvpn:
             return (carriers.first?.description, lines.first { $0.contains("Peer Connection Initiated") })
         case .wireguard:

@@ -9,9 +9,12 @@ enum Host {
 
     static func locate(_ program: String) -> String? { Executables.locate(program) }
 
+    /// `package` is a Debian package name, or a sentence saying where the program comes from when
+    /// no registry has it (MasterDnsVPN).
     static func require(_ program: String, package: String) throws(VerifyError) -> String {
         guard let path = locate(program) else {
-            throw VerifyError(.missingTool, "`\(program)` not found: install the Debian package \(package) (apt-get install \(package))")
+            let hint = package.contains(" ") ? package : "install the Debian package \(package) (apt-get install \(package))"
+            throw VerifyError(.missingTool, "`\(program)` not found: \(hint)")
         }
         return path
     }

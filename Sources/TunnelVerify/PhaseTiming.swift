@@ -6,6 +6,14 @@
 /// QNAME-minimising resolver takes over 20 s) therefore never eats the data phase's time.
 struct PhaseTiming: Sendable {
     var deadline: Duration
+    /// `--handshake-deadline`: the TUN and handshake budget when it differs from `deadline` (the
+    /// seed waits 25 s for MasterDnsVPN's session id and accepted resolver).
+    var handshake: Duration?
+
+    init(deadline: Duration, handshake: Duration? = nil) {
+        self.deadline = deadline
+        self.handshake = handshake
+    }
 
     /// How long one HTTP GET through the tunnel may take before the data phase tries again. A GET
     /// is a TCP handshake and a request: several round trips, each a DNS query through the resolver
@@ -13,7 +21,7 @@ struct PhaseTiming: Sendable {
     static let dataProbeTimeout: Duration = .seconds(3)
 
     /// When the TUN address and the handshake must be there, for a TUN phase that started at `tunStart`.
-    func handshakeDeadline(tunStart: ContinuousClock.Instant) -> ContinuousClock.Instant { tunStart + deadline }
+    func handshakeDeadline(tunStart: ContinuousClock.Instant) -> ContinuousClock.Instant { tunStart + (handshake ?? deadline) }
 
     /// When the first data must have come through, for a handshake done at `handshake`.
     func dataDeadline(handshake: ContinuousClock.Instant) -> ContinuousClock.Instant { handshake + deadline }

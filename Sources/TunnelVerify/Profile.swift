@@ -94,7 +94,7 @@ public struct Profile: Sendable, Hashable {
     }
 
     static let fecDirections: Set<String> = ["download", "upload", "both"]
-    static let engineSections = ["iodine", "openvpn", "wireguard", "command"]
+    static let engineSections = ["iodine", "masterdnsvpn", "openvpn", "wireguard", "command"]
 
     /// Parses and validates a profile document.
     public static func parse(_ bytes: [UInt8]) throws(ProfileError) -> Profile {
@@ -140,23 +140,43 @@ public struct Profile: Sendable, Hashable {
 
         var masterdns: MasterDNS?
         if let section = try root.object("masterdns") {
+            // Every bad field of the section is named, not only the first.
+            var problems: [ProfileError] = []
             var settings = MasterDNS()
-            settings.encryptionLevel = try section.string("encryptionLevel")
-            if let level = settings.encryptionLevel, level.isEmpty {
-                throw ProfileError(field: section.name("encryptionLevel"), "is empty")
-            }
-            if let level = try section.string("fecLevel") {
-                guard let preset = FECPreset.normalized(level) else {
-                    let known = FECPreset.presets.map(\.level).joined(separator: ", ")
-                    throw ProfileError(field: section.name("fecLevel"), "\"\(level)\" is not one of \(known)")
+            do {
+                if let level = try section.string("encryptionLevel") {
+                    if level.trimmingCharacters(in: .whitespaces).isEmpty {
+                        problems.append(ProfileError(field: section.name("encryptionLevel"), "is empty"))
+                    } else if MasterDnsVPNConfig.encryption(named: level) == nil {
+                        problems.append(ProfileError(field: section.name("encryptionLevel"), MasterDnsVPNConfig.encryptionProblem(level)))
+                    } else {
+                        settings.encryptionLevel = level
+                    }
                 }
-                settings.fec = preset
-            }
-            if let direction = try section.string("fecDirection") {
-                guard fecDirections.contains(direction.lowercased()) else {
-                    throw ProfileError(field: section.name("fecDirection"), "\"\(direction)\" is not one of download, upload, both")
+            } catch { problems.append(error) }
+            do {
+                if let level = try section.string("fecLevel") {
+                    if let preset = FECPreset.normalized(level) {
+                        settings.fec = preset
+                    } else {
+                        let known = FECPreset.presets.map(\.level).joined(separator: ", ")
+                        problems.append(ProfileError(field: section.name("fecLevel"), "\"\(level)\" is not one of \(known)"))
+                    }
                 }
-                settings.fecDirection = direction.lowercased()
+            } catch { problems.append(error) }
+            do {
+                if let direction = try section.string("fecDirection") {
+                    if fecDirections.contains(direction.lowercased()) {
+                        settings.fecDirection = direction.lowercased()
+                    } else {
+                        problems.append(ProfileError(field: section.name("fecDirection"), "\"\(direction)\" is not one of download, upload, both"))
+                    }
+                }
+            } catch { problems.append(error) }
+            if let first = problems.first {
+                var combined = first
+                combined.others = Array(problems.dropFirst())
+                throw combined
             }
             masterdns = settings
         }

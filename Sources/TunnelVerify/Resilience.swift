@@ -52,6 +52,7 @@ public struct ResilienceConfiguration: EngineRunConfiguration {
         self.overrides = overrides
         self.whoami = whoami
         self.seed = seed
+        socks = engine.defaultSOCKS
     }
 }
 
@@ -62,6 +63,8 @@ public enum Resilience {
     public static func run(_ configuration: ResilienceConfiguration) async throws(VerifyError) -> ResilienceResult {
         let (engine, tools) = try configuration.prepared()
         let sandbox = Sandbox(stateRoot: configuration.stateRoot)
+        var configuration = configuration
+        configuration.profile.dns = configuration.profile.sandboxDNS(for: configuration.engine)
         return try await SandboxRunner.run(ResilienceSession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox),
                                            dnsServers: configuration.profile.dns)
     }
@@ -167,9 +170,14 @@ struct ResilienceSession: Sendable {
     mutating func start() async throws(StartFailure) -> Running {
         starts += 1
         let launched = clock.now
-        let timing = PhaseTiming(deadline: configuration.deadline)
+        let timing = PhaseTiming(deadline: configuration.deadline, handshake: configuration.overrides.handshakeDeadline)
         guard let program = tools.engine else { throw StartFailure(reason: "no engine program") }
         let argv = [tools.ip, "netns", "exec", sandbox.namespace] + engine.argv(program: program, sandbox: sandbox)
+        do {
+            try engine.prepare(sandbox: sandbox)
+        } catch {
+            throw StartFailure(reason: error.message)
+        }
         sandbox.recordStep("engine")
         let process = EngineProcess(argv: argv, log: sandbox.directory + "/engine-\(starts).log")
         var pid: Int32?
@@ -606,6 +614,7 @@ struct ResilienceSession: Sendable {
         case .iodine: ["Retrying version check", "Retrying login", "Sending login request"]
         case .openvpn: ["Restart pause", "ping-restart", "SIGUSR1"]
         case .wireguard: ["Sending handshake initiation"]
+        case .masterdnsvpn: ["Session init attempt with", "Session restart requested", "Session reset requested"]
         case .command: []
         }
     }

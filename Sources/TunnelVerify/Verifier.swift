@@ -30,7 +30,7 @@ extension EngineRunConfiguration {
         } catch {
             throw VerifyError(.invalidProfile, error.description)
         }
-        let tools = try Tools.locate(engine: (made.program, made.package))
+        let tools = try Tools.locate(engine: (made.program, made.package), path: overrides.enginePath)
         if engine == .wireguard { _ = try Host.require("wg", package: "wireguard-tools") }
         return (made, tools)
     }
@@ -66,6 +66,14 @@ public struct VerifyConfiguration: EngineRunConfiguration {
     public var socks: Endpoint?
     /// Where the uplink capture is kept (a pcap file); `nil` keeps it only for the run.
     public var capturePath: String?
+    /// A bulk download after the first data (`scan --e2e`); nil for none (Transfer.swift).
+    public var bulk: BulkTransfer?
+    /// Where the engine's log is written (kept with the report); `nil` keeps it only for the run.
+    public var engineLogPath: String?
+    /// Sends the sandbox's TCP into the SOCKS-shaped engine through redsocks (`PacketBridge`), as
+    /// the seed's packet-flow bridge does; on for MasterDnsVPN. Off, only verify's own probes use
+    /// the engine's SOCKS5 listener.
+    public var bridgeTCP: Bool
 
     public init(profile: Profile, engine: EngineKind, overrides: EngineOverrides = EngineOverrides(), whoami: WhoamiURL?, seed: UInt64) {
         self.profile = profile
@@ -73,6 +81,27 @@ public struct VerifyConfiguration: EngineRunConfiguration {
         self.overrides = overrides
         self.whoami = whoami
         self.seed = seed
+        socks = engine.defaultSOCKS
+        bridgeTCP = engine == .masterdnsvpn
+    }
+
+    /// `EngineRunConfiguration.preflight`, and the bridge's program when the run bridges TCP.
+    public func preflight() throws(VerifyError) {
+        _ = try prepared()
+        if bridgeTCP { _ = try Host.require("redsocks", package: "redsocks") }
+    }
+}
+
+extension EngineKind {
+    /// Where a SOCKS-shaped engine listens unless `--socks` says otherwise.
+    public var defaultSOCKS: Endpoint? { self == .masterdnsvpn ? MasterDnsVPNConfig.defaultSOCKS : nil }
+}
+
+extension Profile {
+    /// The DNS servers the sandbox's resolv.conf gets for `engine`: MasterDnsVPN's own DNS listener
+    /// takes them when the profile names none (the seed's mapdns), the profile's otherwise.
+    public func sandboxDNS(for engine: EngineKind) -> [String] {
+        engine == .masterdnsvpn && dns.isEmpty ? [MasterDnsVPNConfig.localDNS] : dns
     }
 }
 
@@ -83,6 +112,8 @@ public enum Verifier {
     public static func run(_ configuration: VerifyConfiguration) async throws(VerifyError) -> VerifyResult {
         let (engine, tools) = try configuration.prepared()
         let sandbox = Sandbox(stateRoot: configuration.stateRoot)
+        var configuration = configuration
+        configuration.profile.dns = configuration.profile.sandboxDNS(for: configuration.engine)
         return try await SandboxRunner.run(VerifySession(configuration: configuration, engine: engine, tools: tools, sandbox: sandbox),
                                            dnsServers: configuration.profile.dns)
     }
@@ -115,6 +146,8 @@ struct VerifySession {
     /// What the engine's log says about the resolver (Engine.resolverEvidence), for the reason of failed checks.
     var resolverEvidence: String?
     var interrupted = false
+    /// The first data's time and the bulk download's figures (Transfer.swift).
+    var transfer: VerifyResult.Transfer?
     /// Which check each uplink packet is evidence for; its windows and names are filled in as the
     /// checks run.
     var evidence: EvidenceRule
@@ -136,6 +169,9 @@ struct VerifySession {
     }
 
     var elapsedMs: Int { (clock.now - origin).milliseconds }
+
+    /// The engine's log: kept with the report when the command says where, in the sandbox otherwise.
+    var engineLogPath: String { configuration.engineLogPath ?? sandbox.directory + "/engine.log" }
 
     mutating func record(_ name: String, started: ContinuousClock.Instant, ok: Bool, detail: String? = nil) {
         phases.append(VerifyResult.Phase(name: name, startedMs: (started - origin).milliseconds,
@@ -172,8 +208,14 @@ struct VerifySession {
         var started = clock.now
         guard let program = tools.engine else { return }
         engineArgv = [tools.ip, "netns", "exec", sandbox.namespace] + engine.argv(program: program, sandbox: sandbox)
+        do {
+            try engine.prepare(sandbox: sandbox)
+        } catch {
+            fail("engine", started: started, reason: error.message)
+            return
+        }
         sandbox.recordStep("engine")
-        let process = EngineProcess(argv: engineArgv, log: sandbox.directory + "/engine.log")
+        let process = EngineProcess(argv: engineArgv, log: engineLogPath)
         let pid = await enginePID(process: process, deadline: clock.now + .seconds(2))
         guard let pid else {
             let code = await process.waitForExit(timeout: .milliseconds(500))
@@ -184,7 +226,8 @@ struct VerifySession {
                 fail("handshake", started: clock.now, reason: reason, words: [words] + Host.lastLines(log, count: 3), exit: code)
                 return
             }
-            fail("engine", started: started, reason: "engine exited at start" + (code.map { " with status \($0)" } ?? ""),
+            fail("engine", started: started, reason: "engine exited at start" + (code.map { " with status \($0)" } ?? "")
+                    + (engine.exitWords(log: log).map { ": \($0)" } ?? ""),
                  words: Host.lastLines(log, count: 5), exit: code)
             return
         }
@@ -193,7 +236,7 @@ struct VerifySession {
 
         // TUN up with its address
         started = clock.now
-        let deadline = PhaseTiming(deadline: configuration.deadline).handshakeDeadline(tunStart: started)
+        let deadline = PhaseTiming(deadline: configuration.deadline, handshake: configuration.overrides.handshakeDeadline).handshakeDeadline(tunStart: started)
         // A SOCKS-shaped engine started without `{tun}` has no TUN: the sandbox is a host that
         // uses the proxy, and its routes stay those of the device's network.
         let usesTUN = engine.usesTUN(socks: configuration.socks)
@@ -294,6 +337,23 @@ struct VerifySession {
             break
         }
 
+        // The sandbox's TCP into the engine's SOCKS5 listener (the seed's packet-flow bridge).
+        var bridged = false
+        if configuration.bridgeTCP, let socks = configuration.socks {
+            let bridgeStart = clock.now
+            do {
+                let redsocks = try Host.require("redsocks", package: "redsocks")
+                let bridge = PacketBridge(sandbox: sandbox, socks: socks, carriers: engine.carriers)
+                _ = try await bridge.start(tools: tools, redsocks: redsocks, deadline: clock.now + .seconds(5))
+                bridged = true
+                record("bridge", started: bridgeStart, ok: true,
+                       detail: "IPv4 TCP of the sandbox -> redsocks 127.0.0.1:\(PacketBridge.port) -> SOCKS5 \(socks); carriers and loopback not redirected")
+            } catch {
+                fail("bridge", started: bridgeStart, reason: error.message)
+                return
+            }
+        }
+
         // Routes again, idempotently, in case the engine reconfigured the TUN during the handshake.
         if usesTUN { do {
             try await sandbox.applyTunnelRoutes(carriers: carriers, excludeCarriers: configuration.excludeCarriers,
@@ -307,21 +367,25 @@ struct VerifySession {
         let before = await sandbox.tunCounters()
         if let whoami = configuration.whoami {
             // GETs until one is answered or the data phase's own deadline passes (PhaseTiming).
-            let dataDeadline = PhaseTiming(deadline: configuration.deadline).dataDeadline(handshake: clock.now)
-            var result = await SandboxProbes.httpGet(url: whoami, socks: configuration.socks, namespacePath: sandbox.namespacePath,
+            let dataDeadline = PhaseTiming(deadline: configuration.deadline, handshake: configuration.overrides.handshakeDeadline).dataDeadline(handshake: clock.now)
+            // Bridged, the GET is a plain connection, as any app's: the bridge must carry it.
+            let probeSOCKS = bridged ? nil : configuration.socks
+            var result = await SandboxProbes.httpGet(url: whoami, socks: probeSOCKS, namespacePath: sandbox.namespacePath,
                                                      timeout: PhaseTiming.dataProbeTimeout)
             while case .failure = result, clock.now < dataDeadline, !Task.isCancelled {
                 try? await clock.sleep(for: configuration.pollInterval)
-                result = await SandboxProbes.httpGet(url: whoami, socks: configuration.socks, namespacePath: sandbox.namespacePath,
+                result = await SandboxProbes.httpGet(url: whoami, socks: probeSOCKS, namespacePath: sandbox.namespacePath,
                                                      timeout: PhaseTiming.dataProbeTimeout)
             }
             let after = await sandbox.tunCounters()
-            let carried = !usesTUN || (before.flatMap { b in after.map { a in a.up > b.up && a.down > b.down } } ?? false)
+            let carried = !engine.carriesDataOnTUN(socks: configuration.socks) || (before.flatMap { b in after.map { a in a.up > b.up && a.down > b.down } } ?? false)
             switch result {
             case .success(let body) where carried:
                 exitIP.observed = body.split(whereSeparator: \.isNewline).first.map(String.init)
-                let path = configuration.socks.map { "SOCKS5 \($0)" + (usesTUN ? " and \(sandbox.tunDevice)" : "") } ?? sandbox.tunDevice
+                let path = bridged ? "the bridge (redsocks) and SOCKS5 \(configuration.socks?.description ?? "")"
+                    : configuration.socks.map { "SOCKS5 \($0)" + (usesTUN ? " and \(sandbox.tunDevice)" : "") } ?? sandbox.tunDevice
                 record("data", started: started, ok: true, detail: "GET \(whoami) through \(path): \(exitIP.observed ?? "")")
+                guard await measureTransfer(dataStarted: started, process: process) else { return }
             case .success:
                 fail("data", started: started, reason: "the answer from \(whoami) did not come through the TUN: traffic goes around the tunnel")
                 return
@@ -414,7 +478,8 @@ struct VerifySession {
             fail("handshake", started: phase == "handshake" ? started : clock.now, reason: reason,
                  words: [words] + Host.lastLines(log, count: 3), exit: code)
         } else {
-            fail(phase, started: started, reason: "engine exited with status \(code)", words: Host.lastLines(log, count: 5), exit: code)
+            fail(phase, started: started, reason: "engine exited with status \(code)" + (engine.exitWords(log: log).map { ": \($0)" } ?? ""),
+                 words: Host.lastLines(log, count: 5), exit: code)
         }
         return true
     }
@@ -467,15 +532,22 @@ struct VerifySession {
                 let servers = configuration.profile.dns
                 // A name counts as answered when any server answered it (NXDOMAIN included: the names
                 // are new, so any answer came from a resolver that could reach the DNS).
-                let answered = await withTaskGroup(of: Set<UInt16>.self) { group in
-                    for server in servers {
-                        group.addTask {
-                            Set(await SandboxProbes.dnsQueries(frozen, server: server, namespacePath: path, wait: .milliseconds(1500)).keys)
+                // MasterDnsVPN's DNS listener answers only from its cache: a miss is sent through the
+                // tunnel and not answered (internal/client/dns_listener.go), so the query is asked
+                // again as a stub resolver retries (resolv.conf `attempts`).
+                let attempts = engine.kind == .masterdnsvpn ? 3 : 1
+                var answered = Set<UInt16>()
+                for _ in 0..<attempts where answered.count < frozen.count {
+                    answered.formUnion(await withTaskGroup(of: Set<UInt16>.self) { group in
+                        for server in servers {
+                            group.addTask {
+                                Set(await SandboxProbes.dnsQueries(frozen, server: server, namespacePath: path, wait: .milliseconds(1500)).keys)
+                            }
                         }
-                    }
-                    var ids = Set<UInt16>()
-                    for await answeredIDs in group { ids.formUnion(answeredIDs) }
-                    return ids
+                        var ids = Set<UInt16>()
+                        for await answeredIDs in group { ids.formUnion(answeredIDs) }
+                        return ids
+                    })
                 }
                 dnsLeak.answered = answered.count
                 if !servers.isEmpty { dnsLeak.resolves = answered.count == names.count && !names.isEmpty }
@@ -565,8 +637,18 @@ struct VerifySession {
     }
 
     mutating func fillDiagnostics() async {
-        let log = Host.readText(sandbox.directory + "/engine.log") ?? ""
+        let log = Host.readText(engineLogPath) ?? ""
         let found = engine.diagnostics(log: log)
+        if engine.kind == .masterdnsvpn {
+            var details = EngineDiagnostics.masterDnsVPN(log: log, carrier: nil, fec: engine.masterdns?.fec)
+            if let captureSummary {
+                details.packetsUp = captureSummary.carrier
+                details.unavailable["packetsUp"] = nil
+                details.sources["packetsUp"] = "uplink capture: carrier queries to the resolvers"
+                details.unavailable["packetsDown"] = "the client has no packet counter and the uplink capture keeps outbound packets only"
+            }
+            diagnostics.engine = details
+        }
         resolverEvidence = engine.resolverEvidence(log: log)
         diagnostics.selectedResolver = found.resolver
         diagnostics.session = found.session
@@ -598,7 +680,7 @@ struct VerifySession {
             diagnostics: diagnostics,
             timing: VerifyResult.Timing(startToVerdictMs: end, handshakeMs: handshake.timeMs,
                                         afterHandshakeMs: handshakeAt.map { (clock.now - $0).milliseconds }),
-            verdict: verdict, reason: reason)
+            verdict: verdict, reason: reason, transfer: transfer)
     }
 }
 

@@ -22,11 +22,19 @@ public enum VerifyErrorCode: String, Sendable, Hashable, Codable {
 public struct ProfileError: Error, CustomStringConvertible, Sendable, Hashable {
     public var field: String
     public var reason: String
+    /// The other bad fields found with this one (a section is checked whole), in document order.
+    public var others: [ProfileError] = []
 
     public init(field: String, _ reason: String) {
         self.field = field
         self.reason = reason
     }
 
-    public var description: String { "profile field \(field): \(reason)" }
+    /// Every bad field with its JSON path.
+    public var fields: [String] { [field] + others.map(\.field) }
+
+    public var description: String {
+        guard !others.isEmpty else { return "profile field \(field): \(reason)" }
+        return "profile fields " + ([self] + others).map { "\($0.field): \($0.reason)" }.joined(separator: "; ")
+    }
 }

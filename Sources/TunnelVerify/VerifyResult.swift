@@ -144,6 +144,8 @@ public struct VerifyResult: Codable, Sendable {
         public var tunPacketsDown: UInt64?
         public var routeLoops: [String]
         public var errors: [String]
+        /// The seed's diagnostics list, for engines whose log tells it (MasterDnsVPN); absent otherwise.
+        public var engine: EngineDiagnostics?
 
         public init(phase: String, selectedResolver: String? = nil, session: String? = nil, tunAddress: String? = nil, tunPacketsUp: UInt64? = nil, tunPacketsDown: UInt64? = nil, routeLoops: [String], errors: [String]) {
             self.phase = phase
@@ -189,11 +191,15 @@ public struct VerifyResult: Codable, Sendable {
     /// Why the verdict is not `pass`: the failed phase, or every failed check, in one line (also the
     /// first line of verify.md and of the page); nil on a pass.
     @NullCoded public var reason: String?
+    /// The first data's time and a bulk download's goodput, when the run measured them (`scan
+    /// --e2e`, Transfer.swift); absent otherwise.
+    public var transfer: Transfer?
 
     public init(profile: String, engine: String, engineCommand: [String], sandbox: String, phases: [Phase],
                 failure: Failure? = nil, handshake: Handshake, exitIP: ExitIP, dnsLeak: DNSLeak, ipv6Leak: Leak,
                 tunnelFailure: Leak, capture: Capture? = nil, diagnostics: Diagnostics, timing: Timing, verdict: Verdict,
-                reason: String? = nil) {
+                reason: String? = nil, transfer: Transfer? = nil) {
+        self.transfer = transfer
         self.profile = profile
         self.engine = engine
         self.engineCommand = engineCommand

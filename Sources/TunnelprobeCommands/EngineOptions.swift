@@ -5,8 +5,14 @@ import TunnelVerify
 /// How `verify` and `resilience` pick and configure the tunnel engine: one option group, so both
 /// commands take the same flags and read them the same way.
 struct EngineOptions: ParsableArguments {
-    @Option(help: "Engine: iodine (default), openvpn, wireguard, command.")
+    @Option(help: "Engine: iodine, masterdnsvpn, openvpn, wireguard, command (default: the one the profile's protocol names; never another protocol's).")
     var engine: String?
+
+    @Option(help: "The engine program, instead of looking it up on PATH (MasterDnsVPN: the Go edition's client).")
+    var enginePath: String?
+
+    @Option(help: "Seconds from the TUN phase's start until the engine's own handshake evidence (MasterDnsVPN: a session id and an accepted resolver); default --deadline.")
+    var handshakeDeadline: Double?
 
     @Option(help: "Engine password (iodine); prefer --password-file.")
     var password: String?
@@ -29,13 +35,45 @@ struct EngineOptions: ParsableArguments {
     @Option(help: "SOCKS5 port of a SOCKS-shaped engine inside the sandbox (host:port): data, exit IP, leak names and the resilience probe flow go through it; without {tun} in --engine-command the engine has no TUN (no TUN routes, no split check).")
     var socks: String?
 
-    /// `--engine`, or the engine the profile's protocol names (iodine when it names none).
+    /// `--engine`, or the engine the profile's protocol names. A protocol verify has no engine for
+    /// is one line and exit 69; `--engine` naming another protocol's engine is a usage error (a
+    /// profile never runs another protocol's engine; `command` runs any).
     func kind(for profile: Profile) throws -> EngineKind {
-        guard let engine else { return EngineKind(rawValue: profile.tunnelProtocol.rawValue) ?? .iodine }
-        guard let value = EngineKind(rawValue: engine) else {
-            throw fail("--engine \(engine): use iodine, openvpn, wireguard or command", .validationFailure)
+        try Self.kind(named: engine, for: profile)
+    }
+
+    /// The rule of `kind(for:)` for any flag that names an engine (`verify --engine`, `scan --e2e-engine`).
+    static func kind(named engine: String?, for profile: Profile) throws -> EngineKind {
+        let own = EngineKind.forProtocol(profile.tunnelProtocol)
+        guard let engine else {
+            guard let own else {
+                throw fail("protocol \(profile.tunnelProtocol.rawValue): verify has no \(profile.tunnelProtocol.rawValue) engine (\(Self.missingEngine(profile.tunnelProtocol))); run it with --engine command", Exit.environment)
+            }
+            return own
+        }
+        // `masterdns` is the profile's name for the protocol; the engine is MasterDnsVPN.
+        guard let value = EngineKind(rawValue: engine == "masterdns" ? "masterdnsvpn" : engine) else {
+            throw fail("--engine \(engine): use iodine, masterdnsvpn, openvpn, wireguard or command", .validationFailure)
+        }
+        if value != .command, value != own {
+            throw fail("--engine \(engine) cannot run a \(profile.tunnelProtocol.rawValue) profile (protocol \"\(profile.tunnelProtocol.rawValue)\"): a profile runs only its own protocol's engine\(own.map { " (\($0.rawValue))" } ?? ""), or --engine command", .validationFailure)
         }
         return value
+    }
+
+    static func missingEngine(_ tunnelProtocol: Profile.TunnelProtocol) -> String {
+        switch tunnelProtocol {
+        case .dnstt: "it needs dnstt-client, built from www.bamsoftware.com/git/dnstt.git, which verify does not drive yet"
+        case .slipstream: "it needs slipstream-client, built from github.com/EndPositive/slipstream, which verify does not drive yet"
+        default: "no engine"
+        }
+    }
+
+    /// `--handshake-deadline` checked.
+    func handshakeDuration() throws -> Duration? {
+        guard let handshakeDeadline else { return nil }
+        guard handshakeDeadline > 0, handshakeDeadline <= 600 else { throw fail("--handshake-deadline must be in (0, 600] seconds", .validationFailure) }
+        return .milliseconds(Int64(handshakeDeadline * 1000))
     }
 
     /// `--socks host:port` (port 1080 when absent).
@@ -45,8 +83,17 @@ struct EngineOptions: ParsableArguments {
         return endpoint
     }
 
+    /// The flags as overrides, `--socks` and `--handshake-deadline` checked.
+    func checkedOverrides() throws -> EngineOverrides {
+        var overrides = self.overrides
+        overrides.socks = try socksEndpoint()
+        overrides.handshakeDeadline = try handshakeDuration()
+        return overrides
+    }
+
     var overrides: EngineOverrides {
         var overrides = EngineOverrides()
+        overrides.enginePath = enginePath
         overrides.password = password
         overrides.passwordFile = passwordFile
         overrides.keyFile = keyFile

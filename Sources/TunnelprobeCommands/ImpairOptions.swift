@@ -38,6 +38,7 @@ public struct ImpairOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Responses: back-to-back datagrams (default 1).", valueName: "n")) var downRateBurst: Int?
     @Option(help: ArgumentHelp("Queries: datagrams that may wait (default 100).", valueName: "n")) var upRateQueue: Int?
     @Option(help: ArgumentHelp("Responses: datagrams that may wait (default 100).", valueName: "n")) var downRateQueue: Int?
+    @Option(help: ArgumentHelp("Queries over --up-rate: drop (default) or refuse (answer REFUSED, as a public resolver's per-client limit does); with --up-rate-queue 0 the shaper polices.", valueName: "drop|refuse")) var upRateExcess: String?
     @Option(name: .customLong("up-max-qname"), help: ArgumentHelp("Queries: drop QNAMEs longer than n characters.", valueName: "n")) var upMaxQName: Int?
     @Option(name: .customLong("down-max-qname"), help: ArgumentHelp("Responses: drop QNAMEs longer than n characters.", valueName: "n")) var downMaxQName: Int?
     @Option(help: ArgumentHelp("Queries: act on datagrams over n bytes.", valueName: "n")) var upMaxSize: Int?
@@ -84,6 +85,7 @@ public struct ImpairOptions: ParsableArguments {
         case .rate: return x + "rate"
         case .rateBurst: return x + "rate-burst"
         case .rateQueue: return x + "rate-queue"
+        case .rateExcess: return x + "rate-excess"
         case .maxQName: return x + "max-qname"
         case .maxSize: return x + "max-size"
         case .oversize: return x + "oversize"
@@ -117,6 +119,12 @@ public struct ImpairOptions: ParsableArguments {
         config.up = try direction(.up, loss: upLoss, ge: upGe, delay: upDelay, jitter: upJitter, reorder: upReorder,
                                   duplicate: upDuplicate, rate: upRate, burst: upRateBurst, queue: upRateQueue,
                                   maxQName: upMaxQName, maxSize: upMaxSize, oversize: upOversize)
+        if let upRateExcess {
+            guard let excess = DirectionConfig.RateExcess(rawValue: upRateExcess) else {
+                throw ImpairmentConfigError(.rateExcess, .up, "\"\(upRateExcess)\" is neither drop nor refuse")
+            }
+            config.up.rateExcess = excess
+        }
         config.down = try direction(.down, loss: downLoss, ge: downGe, delay: downDelay, jitter: downJitter, reorder: downReorder,
                                     duplicate: downDuplicate, rate: downRate, burst: downRateBurst, queue: downRateQueue,
                                     maxQName: downMaxQName, maxSize: downMaxSize, oversize: downOversize)

@@ -84,6 +84,12 @@ extension LabCommand {
         @Option(help: "EDNS UDP size the resolver advertises upstream (unbound edns-buffer-size, default here 4096; knot default 1232).")
         var resolverUpstreamEdns: Int?
 
+        @Option(help: "Queries each of unbound's 2 threads holds at once (num-queries-per-thread, default 4096): a small number makes a resolver that drops queries under load.")
+        var resolverQueriesPerThread: Int?
+
+        @Option(help: "Queries per second unbound accepts from one client address (ip-ratelimit, the excess dropped): a rate-limited resolver.")
+        var resolverIpRatelimit: Int?
+
         @Option(parsing: .unconditional, help: "Arguments for the lab's `serve`, in one string, e.g. \"--edns ignore\".")
         var serveArguments: String?
 
@@ -99,15 +105,24 @@ extension LabCommand {
         @Option(help: "Also run the tunnel servers (iodined for this domain, OpenVPN, wireguard-go) and an internet namespace with nginx.")
         var tunnelDomain: String?
 
+        @Flag(help: "Run the tunnel servers for --domain itself, iodined on 198.18.1.2:5300 behind the responder, which the lab starts with `serve --forward` (one delegation, as a user has). Not with --tunnel-domain.")
+        var tunnelBehindResponder = false
+
         @Flag(help: "Print the lab status as JSON.")
         var json = false
 
         func validate() throws {
+            if tunnelBehindResponder, tunnelDomain != nil {
+                throw ValidationError("--tunnel-behind-responder serves --domain; drop --tunnel-domain")
+            }
             guard LabConfig.ResolverSoftware(rawValue: resolverSoftware) != nil else {
                 throw ValidationError("--resolver-software must be unbound or knot")
             }
             if let size = resolverUpstreamEdns, !LabConfig.upstreamEDNSRange.contains(size) {
                 throw ValidationError("--resolver-upstream-edns must be within \(LabConfig.upstreamEDNSRange.lowerBound)...\(LabConfig.upstreamEDNSRange.upperBound)")
+            }
+            if let n = resolverQueriesPerThread, !LabConfig.queriesPerThreadRange.contains(n) {
+                throw ValidationError("--resolver-queries-per-thread must be within \(LabConfig.queriesPerThreadRange.lowerBound)...\(LabConfig.queriesPerThreadRange.upperBound)")
             }
             if let limit = resolverUDPLimit, !LabConfig.udpLimitRange.contains(limit) {
                 throw ValidationError(
@@ -153,7 +168,10 @@ extension LabCommand {
                 impairCommand: impairCommand,
                 tunnelDomain: tunnelDomain,
                 resolverSoftware: LabConfig.ResolverSoftware(rawValue: resolverSoftware) == .knot ? .knot : nil,
-                resolverUpstreamEDNS: resolverUpstreamEdns
+                resolverUpstreamEDNS: resolverUpstreamEdns,
+                tunnelBehindResponder: tunnelBehindResponder,
+                resolverQueriesPerThread: resolverQueriesPerThread,
+                resolverIPRateLimit: resolverIpRatelimit
             )
             await LabCLI.reclaimOrphans(stateRoot: lab.stateRoot, logger: lab.logger)
             let status: LabStatus

@@ -69,7 +69,7 @@ struct ResilienceCommand: AsyncParsableCommand {
         do { parsed = try Profile.load(path: profile) } catch { throw fail("\(profile): \(error)", Exit.badInput) }
         let kind = try engineOptions.kind(for: parsed)
         guard let url = WhoamiURL(whoamiURL) else { throw fail("--whoami-url \(whoamiURL): use http://IP[:port]/path", .validationFailure) }
-        let overrides = engineOptions.overrides
+        let overrides = try engineOptions.checkedOverrides()
         var configuration = ResilienceConfiguration(profile: parsed, engine: kind, overrides: overrides, whoami: url,
                                                     seed: seed ?? UInt64.random(in: 0...UInt64.max))
         guard (0...100).contains(cycles) else { throw fail("--cycles must be in 0...100", .validationFailure) }
@@ -102,7 +102,7 @@ struct ResilienceCommand: AsyncParsableCommand {
         guard deadline > 0, deadline <= 600 else { throw fail("--deadline must be in (0, 600] seconds", .validationFailure) }
         configuration.deadline = .milliseconds(Int64(deadline * 1000))
         configuration.stateRoot = stateRoot
-        configuration.socks = try engineOptions.socksEndpoint()
+        if let socks = overrides.socks { configuration.socks = socks }
         if let applySplit {
             let words = applySplit.split(separator: " ")
             let written = words.dropFirst().flatMap { $0.split(separator: ",") }.map(String.init)

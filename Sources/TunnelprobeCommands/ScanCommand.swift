@@ -34,6 +34,11 @@ struct ScanCommand: AsyncParsableCommand {
         (docs/ENGINES.md) from the measured name length and response size, with the synced values \
         and the files each engine reads under exports/<engine>/.
         Writes scan.json, scan.md and the engine exports into reports/<run-id>/.
+        With --e2e (root), the real engine (verify's: iodine or --e2e-engine command) is then started \
+        for each of the best --e2e-count usable pairs, pinned to that one resolver: its handshake \
+        time, the first data through the tunnel (--e2e-url) and a short bulk download's goodput \
+        (--e2e-bulk-url, RFC 2647 3.17) go into the report, ranked; a pair that passed the probes but \
+        fails end to end is shown so, with the engine's own words.
 
         Example:
           tunnelprobe scan --resolvers resolvers.txt --domain t.example.com --key-file probe.key
@@ -68,6 +73,9 @@ struct ScanCommand: AsyncParsableCommand {
 
     @Option(help: "Queries per second sent to any one resolver (0 = no pacing).")
     var perResolverQps: Double = 100
+
+    @Flag(help: "Send up to --concurrency queries at once whatever is lost, without the scan-wide congestion window (AIMD on the queries in flight: it halves when answers that should come are lost, so the scan's own load is never read as a size limit).")
+    var noCongestionControl = false
 
     @Option(help: "Confirmation probes per direction at the chosen sizes.")
     var confirm: Int = 3
@@ -107,6 +115,8 @@ struct ScanCommand: AsyncParsableCommand {
 
     @Option(help: "Device for --capture (default: any, every interface of this network namespace).")
     var captureDevice: String = "any"
+
+    @OptionGroup var endToEnd: EndToEndOptions
 
     @OptionGroup var common: CommonOptions
 
@@ -150,6 +160,7 @@ struct ScanCommand: AsyncParsableCommand {
         guard !list.resolvers.isEmpty else { throw fail("no usable resolver in the input", Exit.badInput) }
 
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
+        let endToEndConfiguration = try endToEnd.configuration(seed: seed)
         var configuration = ScanConfiguration(resolvers: list.resolvers, domains: zones)
         configuration.encoding = LabelEncoding(rawValue: encoding)!
         let chosenEngines = try engines()
@@ -164,6 +175,7 @@ struct ScanCommand: AsyncParsableCommand {
         configuration.downloadBytes = downloadMin...downloadMax
         configuration.seed = seed
         configuration.maxLoss = maxLoss
+        configuration.congestionControl = !noCongestionControl
 
         let engine = QueryEngine(seed: seed)
         var prober = Prober(engine: engine, key: key, encoding: configuration.encoding, timeout: configuration.timeout,
@@ -197,6 +209,9 @@ struct ScanCommand: AsyncParsableCommand {
         var document = ScanReport.build(run: info, configuration: configuration, list: list, result: result,
                                         duration: Date().timeIntervalSince(run.started), engines: chosenEngines)
         document.settings.edns = edns
+        if let endToEndConfiguration, !result.interrupted {
+            document.endToEnd = await endToEnd.run(endToEndConfiguration, pairs: result.pairs, logger: logger)
+        }
         let json = try ReportWriter.json(document)
         try run.finish(json: json, files: [("scan.json", json), ("scan.md", document.markdown())] + document.engineExportFiles(),
                        summary: document.summaryLine(directory: run.directory), common: common)
@@ -254,6 +269,7 @@ extension ScanReport {
                                 engines: EngineScan.all(engines, pairs: result.pairs))
         report.settings.recordTypes = c.recordTypes.map(\.description)
         report.settings.engines = engines.map(\.rawValue)
+        report.congestion = result.congestion
         return report
     }
 

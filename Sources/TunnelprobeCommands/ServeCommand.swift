@@ -25,8 +25,16 @@ struct ServeCommand: AsyncParsableCommand {
         Over UDP an answer to anything but an authenticated probe is never larger than the query
         (a larger one goes out with TC and the resolver asks again over TCP): no amplification.
 
+        --forward ip:port puts the responder in front of the tunnel server you already run under
+        the same domain (moved to that port): only authenticated probes and the apex SOA are
+        answered here; every other query is relayed to it unchanged and its answers come back
+        unchanged, over UDP (one upstream socket per client address and port) and TCP. The tunnel
+        server then sees the relay's address instead of the resolver's (README, "Measuring through
+        your own tunnel server").
+
         Example:
           tunnelprobe serve --domain t.example.com --key-file probe.key --listen 0.0.0.0:53
+          tunnelprobe serve --domain t.example.com --key-file probe.key --forward 127.0.0.1:5300
         """
     )
 
@@ -63,9 +71,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a TCP query that started arriving may take to complete.")
     var tcpReadTimeout: Double = 5
 
+    @Option(help: ArgumentHelp("Put the responder in front of the tunnel server at ip:port: answer only authenticated probes (and the apex SOA), relay every other query to it unchanged, both ways, UDP and TCP (README, \"Measuring through your own tunnel server\"). The server sees the relay's address, not the resolver's.", valueName: "ip:port"))
+    var forward: String?
+
+    @Option(help: "With --forward: client addresses (ip and port) relayed at once, each with its own upstream socket.")
+    var forwardMaxFlows: Int = ForwardLimits.standard.maxFlows
+
+    @Option(help: "With --forward: seconds a relayed client address may stay silent before its upstream socket is closed.")
+    var forwardIdleTimeout: Double = 10
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
+        try validateForwarding()
         guard rateLimit >= 0 else { throw ValidationError("--rate-limit must be 0 or more") }
         guard (1...64).contains(threads) else { throw ValidationError("--threads must be 1...64") }
         guard ProbeResponder.EDNSMode(rawValue: edns) != nil else { throw ValidationError("--edns must be honor or ignore") }
@@ -99,6 +117,10 @@ struct ServeCommand: AsyncParsableCommand {
         let limits = TCPLimits(maxConnections: tcpMaxConnections,
                                idleTimeout: .milliseconds(Int64(tcpIdleTimeout * 1000)),
                                readTimeout: .milliseconds(Int64(tcpReadTimeout * 1000)))
+        if let upstream = try forwardUpstream() {
+            try await serveForwarding(responder: responder, upstream: upstream, addresses: addresses, tcp: limits, logger: logger)
+            return
+        }
         let server = ProbeServer(responder: responder, ratePerSourcePerSecond: rateLimit, threads: threads,
                                  tcp: limits, logger: logger)
         do {
@@ -108,7 +130,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw fail("cannot listen on \(listen.joined(separator: ", ")): \(error)", Exit.forSystemFailure(error))
         }
         logger.notice("serving \(zone) on \(listen.joined(separator: ", ")) (UDP and TCP, --edns \(edns))")
-        let shutdown = ServeShutdown(server: server, grace: .seconds(5))
+        let shutdown = ServeShutdown(grace: .seconds(5)) { await server.stop() }
         let trap = SignalTrap { shutdown.signal($0) }
         defer { trap.release() }
         try? await server.wait()

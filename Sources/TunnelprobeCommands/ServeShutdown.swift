@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import ProbeServer
 import Synchronization
 
 /// How `serve` ends on SIGINT or SIGTERM, whatever state the responder is in.
@@ -13,15 +12,16 @@ import Synchronization
 ///
 /// Why the watchdog exists: `serve` once took SIGTERM, finished its stop and still did not exit
 /// (stop 23). The cause was `ProbeServer.wait()` awaiting a close future after the event loops were
-/// gone (fixed there); a daemon must exit when asked whatever the next such fault is, so the
+/// gone (fixed: `StopLatch`); a daemon must exit when asked whatever the next such fault is, so the
 /// watchdog stays, and its line says which side of the stop it caught.
 final class ServeShutdown: Sendable {
-    private let server: ProbeServer
+    private let stop: @Sendable () async -> Void
     private let grace: Duration
     private let state = Mutex<(signals: Int, finished: Bool)>((0, false))
 
-    init(server: ProbeServer, grace: Duration) {
-        self.server = server
+    /// `stop` is the server's orderly stop (`ProbeServer.stop`, `ForwardingServer.stop`).
+    init(grace: Duration, stop: @escaping @Sendable () async -> Void) {
+        self.stop = stop
         self.grace = grace
     }
 
@@ -49,7 +49,7 @@ final class ServeShutdown: Sendable {
         }
         watchdog.start()
         Task {
-            await server.stop()
+            await stop()
             state.withLock { $0.finished = true }
         }
     }

@@ -11,6 +11,8 @@ public struct TunnelProbe: AsyncParsableCommand {
             ServeCommand.self,
             ScanCommand.self,
             SweepCommand.self,
+            RankCommand.self,
+            MonitorCommand.self,
             PathCommand.self,
             TraceCommand.self,
             ImpairCommand.self,

@@ -57,6 +57,9 @@ struct VerifyCommand: AsyncParsableCommand {
     @Flag(help: "Remove every sandbox a killed run left behind, then exit.")
     var cleanup = false
 
+    @Flag(help: "Print the engine's config normalized from the profile (MasterDnsVPN: client_config.toml, key hidden, and its resolver file), run nothing, exit.")
+    var printConfig = false
+
     @Option(help: "Seed for the random names; random when absent, always reported.")
     var seed: UInt64?
 
@@ -82,14 +85,22 @@ struct VerifyCommand: AsyncParsableCommand {
         let parsed: Profile
         do { parsed = try Profile.load(path: profilePath) } catch { throw fail("\(profilePath): \(error)", Exit.badInput) }
         let kind = try engineOptions.kind(for: parsed)
+        let overrides = try engineOptions.checkedOverrides()
+        if printConfig {
+            do {
+                print(try EngineConfigText.normalized(profile: parsed, engine: kind, overrides: overrides), terminator: "")
+            } catch {
+                throw fail("\(profilePath): \(error)", Exit.badInput)
+            }
+            return
+        }
         var whoami: WhoamiURL?
         if let whoamiURL {
             guard let url = WhoamiURL(whoamiURL) else { throw fail("--whoami-url \(whoamiURL): use http://IP[:port]/path", .validationFailure) }
             whoami = url
         }
-        let overrides = engineOptions.overrides
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
-        let socksEndpoint = try engineOptions.socksEndpoint()
+        let socksEndpoint = overrides.socks
         if let cycles {
             guard (1...100).contains(cycles) else { throw fail("--cycles must be in 1...100", .validationFailure) }
             guard let whoami else { throw fail("--cycles needs --whoami-url (first data is timed through it)", .validationFailure) }
@@ -98,7 +109,7 @@ struct VerifyCommand: AsyncParsableCommand {
             guard deadline > 0, deadline <= 600 else { throw fail("--deadline must be in (0, 600] seconds", .validationFailure) }
             cycling.deadline = .milliseconds(Int64(deadline * 1000))
             cycling.stateRoot = stateRoot
-            cycling.socks = socksEndpoint
+            if let socksEndpoint { cycling.socks = socksEndpoint }
             try await ResilienceCommand.execute(cycling, out: out, common: common)
             return
         }
@@ -109,7 +120,7 @@ struct VerifyCommand: AsyncParsableCommand {
         configuration.leakDomain = leakDomain
         configuration.stateRoot = stateRoot
         configuration.expectedResolvers = expectedResolvers
-        configuration.socks = socksEndpoint
+        if let socksEndpoint { configuration.socks = socksEndpoint }
         if let leakZone {
             guard let leakKeyFile else { throw fail("--leak-zone needs --leak-key-file", .validationFailure) }
             let zone: DNSName
@@ -133,6 +144,7 @@ struct VerifyCommand: AsyncParsableCommand {
         try await SandboxRun.execute(kind: "verify", seed: seed, out: out, common: common) { directory throws(VerifyError) in
             var configuration = frozen
             configuration.capturePath = directory + "/uplink.pcap"
+            configuration.engineLogPath = directory + "/engine.log"
             return try await Verifier.run(configuration)
         }
     }

@@ -43,6 +43,18 @@ enum PathFixtures {
         return Int.random(in: 40_000...60_000)
     }
 
+    /// SIGTERM to `serve`: it must exit in order within 10 s (status 0, no watchdog line), else it
+    /// is killed and the failure shows every thread's state from /proc.
+    static func expectOrderlyStop(_ server: Process, log: String) {
+        server.terminate()
+        let stopped = server.waitUntilExit(seconds: 10)
+        #expect(stopped, "serve still ran 10 s after SIGTERM (killed):\n\(server.procDiagnostics())")
+        if !stopped { _ = server.waitUntilExitOrKill(seconds: 0) }
+        let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(server.terminationReason == .exit && server.terminationStatus == 0 && !said.contains("exiting"),
+                "serve: status \(server.terminationStatus), said: \(said)")
+    }
+
     /// `serve` on a free loopback port, its stderr in a file; tries other ports while the one it
     /// got is taken by the time it binds (exit 69, "Address already in use").
     static func startServe(key: String) throws -> (process: Process, port: Int, log: String) {
@@ -145,13 +157,7 @@ struct PathCommandTests {
         #expect(FileManager.default.fileExists(atPath: out + "/path.md"))
         // The responder that streamed to the interrupted client still stops on SIGTERM, in order
         // (status 0), not by its watchdog (status 1) and not by SIGKILL.
-        server.terminate()
-        let stopped = server.waitUntilExit(seconds: 10)
-        #expect(stopped, "serve still ran 10 s after SIGTERM (killed):\n\(server.procDiagnostics())")
-        if !stopped { _ = server.waitUntilExitOrKill(seconds: 0) }
-        let said = (try? String(contentsOfFile: serveLog, encoding: .utf8)) ?? ""
-        #expect(server.terminationReason == .exit && server.terminationStatus == 0 && !said.contains("exiting"),
-                "serve: status \(server.terminationStatus), said: \(said)")
+        PathFixtures.expectOrderlyStop(server, log: serveLog)
     }
 
     /// SIGTERM to `serve` while a `path` client is streaming through it: it exits in order within
@@ -179,13 +185,7 @@ struct PathCommandTests {
         try await Task.sleep(for: .milliseconds(1500))
         #expect(server.isRunning && client.isRunning)
         let sent = Date()
-        server.terminate()
-        let stopped = server.waitUntilExit(seconds: 10)
-        #expect(stopped, "serve still ran 10 s after SIGTERM (killed):\n\(server.procDiagnostics())")
-        if !stopped { _ = server.waitUntilExitOrKill(seconds: 0) }
-        let said = (try? String(contentsOfFile: serveLog, encoding: .utf8)) ?? ""
-        #expect(server.terminationReason == .exit && server.terminationStatus == 0 && !said.contains("exiting"),
-                "serve: status \(server.terminationStatus), said: \(said)")
+        PathFixtures.expectOrderlyStop(server, log: serveLog)
         #expect(Date().timeIntervalSince(sent) < 5, "serve took \(Date().timeIntervalSince(sent)) s to stop")
         client.interrupt()
         #expect(client.waitUntilExitOrKill(seconds: 10), "path still ran 10 s after SIGINT (killed)")

@@ -10,10 +10,11 @@ import TestSupport
 @Suite(.enabled(if: LabGate.binary.runs, "\(LabGate.binary.missing ?? "")"))
 struct SimulateCommandTests {
 
-    static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    /// `tunnelprobe simulate ARGUMENTS` (or another subcommand given as `command`).
+    static func run(_ arguments: [String], command: [String] = ["simulate"]) throws -> (status: Int32, stdout: String, stderr: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try #require(TestEnvironment.binaryIfBuilt))
-        p.arguments = ["simulate"] + arguments
+        p.arguments = command + arguments
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
@@ -125,19 +126,8 @@ struct SimulateCommandTests {
                                   "--verify-groups", "5", "--out", root + "/sim\(i)", "--quiet"])
             #expect(r.status == 0, "\(r.stderr)")
         }
-        let binary = try #require(TestEnvironment.binaryIfBuilt)
         func report(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: binary)
-            p.arguments = ["report", "presets"] + arguments
-            let out = Pipe(), err = Pipe()
-            p.standardOutput = out
-            p.standardError = err
-            try p.run()
-            let o = out.fileHandleForReading.readDataToEndOfFile()
-            let e = err.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+            try Self.run(arguments, command: ["report", "presets"])
         }
         let r = try report(["\(models[0].0)=\(root)/sim0", "\(models[1].0)=\(root)/sim1", "--out", root + "/presets", "--json"])
         #expect(r.status == 0, "\(r.stderr)")

@@ -59,3 +59,69 @@ final class Counter: @unchecked Sendable {
     var value = 0
     func bump() { value += 1 }
 }
+
+@Suite struct MTUSearchRecheckTests {
+    func outcome(_ f: ProbeFailure?, congested: Bool = false) -> ProbeOutcome {
+        var o = ProbeOutcome()
+        o.failure = f
+        o.congested = congested
+        return o
+    }
+
+    /// A burst lost the first probes of the highest size: once a smaller size passes, the timed-out
+    /// size is asked again next to it, passes, and the search lands on the true limit (no limit here).
+    @Test func aSizeLostToABurstIsAskedAgain() async {
+        let counter = Counter()
+        let r = await MTUSearch(low: 20, high: 237, attempts: 2).run { size in
+            counter.bump()
+            // The first three probes meet a burst.
+            return outcome(counter.value <= 3 ? .timeout : nil)
+        }
+        #expect(r.best == 237 && r.limitedBy == nil, "\(r.steps.map { ($0.size, $0.passed) })")
+    }
+
+    /// A size that keeps timing out while the smaller one passes next to it is a limit.
+    @Test func aSizeThatTimesOutNextToAPassingOneIsALimit() async {
+        let r = await MTUSearch(low: 20, high: 237, attempts: 2).run { size in outcome(size <= 150 ? nil : .timeout) }
+        #expect(r.best == 150 && r.limitedBy == .timeout)
+        // One re-check round: the best again, then the size above it once.
+        let rechecks = r.steps.suffix(2).map(\.size)
+        #expect(rechecks == [150, 151], "\(r.steps.map(\.size))")
+    }
+
+    /// A timeout lost while the scan was congested is not an attempt.
+    @Test func congestedTimeoutsAreRetried() async {
+        let counter = Counter()
+        let r = await MTUSearch(low: 20, high: 100, attempts: 1).run { _ in
+            counter.bump()
+            return counter.value <= 2 ? outcome(.timeout, congested: true) : outcome(nil)
+        }
+        #expect(r.best == 100 && counter.value == 3)
+    }
+}
+
+@Suite struct MTUSearchLowestSizeTests {
+    /// Even the lowest size was lost in a burst: asked again next to a passing control, it passes.
+    @Test func theLowestSizeLostToABurstIsAskedAgainNextToTheControl() async {
+        let counter = Counter()
+        let r = await MTUSearch(low: 20, high: 4096, attempts: 2).run(control: { ProbeOutcome() }) { size in
+            counter.bump()
+            var o = ProbeOutcome()
+            // The highest size is a limit (TC); the first tries of the lowest meet a burst.
+            if size == 4096 { o.failure = .tc } else if counter.value <= 3 || size > 1000 { o.failure = .timeout }
+            return o
+        }
+        #expect(r.best == 1000, "\(r.steps.map { ($0.size, $0.passed) })")
+    }
+
+    /// A lowest size that fails next to a passing control fails; without a control nothing is re-asked.
+    @Test func aLowestSizeThatFailsNextToTheControlFails() async {
+        let controls = Counter()
+        let r = await MTUSearch(low: 20, high: 100, attempts: 2).run(control: { controls.bump(); return ProbeOutcome() }) { _ in
+            var o = ProbeOutcome()
+            o.failure = .timeout
+            return o
+        }
+        #expect(r.best == nil && controls.value == 1)
+    }
+}

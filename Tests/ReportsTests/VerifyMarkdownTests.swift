@@ -50,4 +50,28 @@ struct VerifyMarkdownTests {
         let ipv6 = object?["ipv6Leak"] as? [String: Any]
         #expect(ipv6?["leaked"] is NSNull)
     }
+
+    /// MasterDnsVPN's diagnostics, as the seed lists them, on the page, in verify.md and in verify.json:
+    /// what the client does not expose is null with its reason.
+    @Test func engineDiagnosticsAreShownWithTheirNulls() throws {
+        var report = Self.sample()
+        let log = """
+            2026/11/25 17:56:48 [MasterDnsVPN Client] [INFO] ✅ Accepted (1/1): m.lab.test via 198.18.0.1:53 | upload=113 | download=500 | totals: valid=1, rejected=0
+            2026/11/25 17:56:48 [MasterDnsVPN Client] [INFO] Session init attempt with m.lab.test and resolver 198.18.0.1
+            2026/11/25 17:56:48 [MasterDnsVPN Client] [INFO] ✅ Session Initialized Successfully (ID: 7)
+            """
+        report.diagnostics.engine = EngineDiagnostics.masterDnsVPN(log: log, carrier: (up: 48, down: 0), fec: FECPreset.normalized("aggressive"))
+        let markdown = report.markdown()
+        #expect(markdown.contains("## Engine diagnostics (iodine)"))
+        #expect(markdown.contains("- session id: 7") && markdown.contains("- accepted resolvers: 1") && markdown.contains("- packets up: 48"))
+        #expect(markdown.contains("- ARQ NACKs: null (the MasterDnsVPN client logs no ARQ counter"))
+        #expect(markdown.contains("- FEC requested: aggressive (group 16, overhead 40%, flush 15 ms)"))
+        let html = report.htmlSection()
+        #expect(html.contains("<h3 id=\"verify-engine\">Engine diagnostics</h3>") && html.contains("<dt>FEC recovered packets</dt><dd><span class=\"badge neutral\">null</span>"))
+        let object = try JSONSerialization.jsonObject(with: Data(try ReportWriter.json(report).utf8)) as? [String: Any]
+        let engine = (object?["diagnostics"] as? [String: Any])?["engine"] as? [String: Any]
+        #expect(engine?["sessionID"] as? String == "7")
+        #expect(engine?["fecRecoveredPackets"] is NSNull)
+        #expect((engine?["unavailable"] as? [String: String])?["fecNegotiated"]?.contains("no FEC") == true)
+    }
 }

@@ -41,7 +41,7 @@ final class RelayCore: @unchecked Sendable {
         self.summary = ImpairmentSummary(seed: config.seed)
         self.lastSummary = NIOLockedValueBox(ImpairmentSummary(seed: config.seed))
         self.parsesDNS = log != nil || config.servfail > 0
-            || [config.up, config.down].contains { $0.maxQName != nil || $0.maxSize != nil }
+            || [config.up, config.down].contains { $0.maxQName != nil || $0.maxSize != nil || $0.rateExcess == .refuse }
         self.models = Direction.allCases.map { d in
             DirectionImpairment(direction: d, config: config.direction(d), seed: config.seed,
                                 servfail: config.servfail, replay: replay?.stream(d))
@@ -159,6 +159,9 @@ final class RelayCore: @unchecked Sendable {
             return
         case .servfail:
             let answer = data.withUnsafeReadableBytes { SyntheticResponse.servfail(query: $0, info: info) }
+            writeToClient(listenChannel?.allocator.buffer(bytes: answer) ?? ByteBuffer(bytes: answer), mapping: mapping)
+        case .refused:
+            let answer = data.withUnsafeReadableBytes { SyntheticResponse.refused(query: $0, info: info) }
             writeToClient(listenChannel?.allocator.buffer(bytes: answer) ?? ByteBuffer(bytes: answer), mapping: mapping)
         case .forward:
             var payload = data

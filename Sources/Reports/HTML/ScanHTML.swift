@@ -15,6 +15,7 @@ extension ScanReport {
             ("Probing", HTML.escape("\(settings.encoding) names, \(settings.recordType) answers, timeout \(settings.timeoutMs) ms, \(settings.attempts) attempts per size, \(summary.queries) queries in \(HTML.formatFixed(summary.durationSeconds, decimals: 1)) s")),
         ])
         s += engineHTML()
+        if let endToEnd { s += endToEnd.html() }
         let accepted = pairs.filter(\.accepted)
         let label: (ScanPair) -> String = { settings.domains.count > 1 ? "\($0.resolver) \($0.domain)" : $0.resolver }
         if !accepted.isEmpty {

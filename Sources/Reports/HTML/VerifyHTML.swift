@@ -33,6 +33,12 @@ extension VerifyResult {
             ("IPv6 leak", leak(ipv6Leak.leaked) + (ipv6Leak.note.map { " " + HTML.escape($0) } ?? "")),
             ("Tunnel failure", leak(tunnelFailure.leaked) + (tunnelFailure.note.map { " " + HTML.escape($0) } ?? "")),
         ])
+        if let engineDiagnostics = diagnostics.engine {
+            s += "<h3 id=\"verify-engine\">Engine diagnostics</h3>"
+            s += HTML.facts(engineDiagnostics.rows.map { row in
+                (row.label, row.value.map(HTML.escape) ?? (HTML.badge("null", .neutral) + " " + HTML.escape(row.why ?? "not exposed")))
+            })
+        }
         let evidence = [("DNS", dnsLeak.evidence), ("IPv6", ipv6Leak.evidence), ("tunnel failure", tunnelFailure.evidence)]
             .flatMap { label, packets in packets.map { (label, $0) } }
         s += "<h3 id=\"verify-evidence\">Leak evidence</h3>"

@@ -1,0 +1,338 @@
+public import Base
+public import DNSWire
+
+/// How `rank` measures each pair's capacity: the paced query rate it raises step by step, and what
+/// counts as trouble.
+public struct CapacitySettings: Sendable, Codable, Hashable {
+    /// The first step's rate, queries per second.
+    public var startRate: Double = 10
+    /// Each step's rate is the previous one's times this until the first trouble.
+    public var growth: Double = 1.5
+    /// Never more than this many queries per second to one resolver.
+    public var ceiling: Double = 200
+    /// How long each step sends.
+    public var stepSeconds: Double = 3
+    /// Quiet time between steps, so a rate limiter's bucket refills and a queue drains.
+    public var pauseSeconds: Double = 1
+    /// Steps that halve the gap between the last clean rate and the first troubled one.
+    public var refineSteps: Int = 3
+    /// Tmax of every query (RFC 7680 2.8.2: a query not answered within it is lost).
+    public var timeoutSeconds: Double = 1
+    /// A step is troubled when more than this share of its queries failed (lost, or answered
+    /// REFUSED, SERVFAIL or wrongly) and at least `minFailures` did.
+    public var maxFailureRatio: Double = 0.02
+    public var minFailures: Int = 2
+    /// A step is troubled when its median RTT exceeds the first step's by more than the larger of
+    /// the first step's median and this many milliseconds: delay grows before loss when a queue
+    /// fills (congestion).
+    public var delayMarginMs: Double = 20
+    /// Time budget of one pair and of the whole run, seconds.
+    public var pairBudgetSeconds: Double = 90
+    public var totalBudgetSeconds: Double = 900
+    /// Pairs measured at once.
+    public var parallel: Int = 4
+
+    public init() {}
+
+    /// The first problem with these settings, naming the setting.
+    public func problem() -> String? {
+        if !(startRate > 0) || startRate > ceiling { return "the start rate must be above 0 and at most the ceiling" }
+        if !(growth > 1.01 && growth <= 10) { return "the growth factor must be in (1.01, 10]" }
+        if !(ceiling > 0 && ceiling <= 100_000) { return "the ceiling must be in (0, 100000] queries per second" }
+        if !(stepSeconds >= 0.5 && stepSeconds <= 600) { return "the step must last 0.5 to 600 seconds" }
+        if !(pauseSeconds >= 0 && pauseSeconds <= 600) { return "the pause must be 0 to 600 seconds" }
+        if !(0...10).contains(refineSteps) { return "refine steps must be 0 to 10" }
+        if !(timeoutSeconds > 0 && timeoutSeconds <= 60) { return "the timeout must be in (0, 60] seconds" }
+        if !(maxFailureRatio >= 0 && maxFailureRatio < 1) { return "the failure ratio must be in [0, 1)" }
+        if !(1...1000).contains(minFailures) { return "the failures needed must be 1 to 1000" }
+        if !(delayMarginMs >= 0 && delayMarginMs <= 60_000) { return "the delay margin must be 0 to 60000 ms" }
+        if !(pairBudgetSeconds > 0 && totalBudgetSeconds > 0) { return "budgets must be above 0" }
+        if !(1...256).contains(parallel) { return "parallel pairs must be 1 to 256" }
+        return nil
+    }
+}
+
+/// One step: queries sent at one paced rate, and what came back.
+public struct CapacityStep: Sendable, Codable, Hashable {
+    /// The rate asked for, and the rate the queries actually left at (sent over the send span).
+    public var targetRate: Double
+    public var offeredRate: Double
+    public var sent: Int
+    /// Answered correctly (the responder's authenticated payload, whole).
+    public var answered: Int
+    /// Not answered within Tmax (RFC 7680 loss).
+    public var lost: Int
+    public var refused: Int
+    public var servfail: Int
+    /// Any other wrong answer (rewritten, cut, TC, another rcode).
+    public var otherFailures: Int
+    /// Answers per second over the step (`answered` over the send span plus Tmax at most).
+    public var answeredRate: Double
+    /// RTTs of the answered queries (RFC 2681 round-trip delay), milliseconds.
+    public var rttMs: Percentiles?
+    public var troubled: Bool
+    /// Why the step counts as troubled, in words.
+    public var trouble: String?
+
+    public var failures: Int { sent - answered }
+    /// RFC 7680 loss ratio over the step's queries, with its Wilson 95 % interval.
+    public var loss: Proportion { Proportion(count: lost, total: sent) }
+
+    public struct Percentiles: Sendable, Codable, Hashable {
+        public var p50: Double
+        public var p90: Double
+        public var p99: Double
+        public var max: Double
+
+        /// Nearest-rank percentiles of `samples` (RFC 2681 leaves the statistic to the user; the
+        /// nearest-rank method of RFC 2330 6.6.1 keeps every reported value a measured one).
+        public init?(_ samples: [Double]) {
+            guard !samples.isEmpty else { return nil }
+            let sorted = samples.sorted()
+            func rank(_ p: Double) -> Double { sorted[Swift.min(sorted.count - 1, Swift.max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))] }
+            p50 = rank(0.5)
+            p90 = rank(0.9)
+            p99 = rank(0.99)
+            max = sorted[sorted.count - 1]
+        }
+    }
+
+    /// A count out of a total with its Wilson score interval (95 %).
+    public struct Proportion: Sendable, Codable, Hashable {
+        public var count: Int
+        public var total: Int
+        public var ratio: Double
+        public var low: Double
+        public var high: Double
+
+        public init(count: Int, total: Int) {
+            self.count = count
+            self.total = total
+            ratio = total > 0 ? Double(count) / Double(total) : 0
+            let interval = WilsonInterval(successes: count, trials: total)
+            low = interval?.low ?? 0
+            high = interval?.high ?? 1
+        }
+    }
+}
+
+/// What limits a pair's query rate.
+public enum CapacityLimit: String, Sendable, Codable, Hashable {
+    /// Above a rate, answers stop or come back REFUSED/SERVFAIL with no delay growth, and recover
+    /// below it: a per-client rate limiter.
+    case rateLimiter
+    /// Delay grew first (a queue filling), then loss: congestion on the way.
+    case congestion
+    /// The pair failed at a rate it had passed just before and did not recover: it is unstable.
+    case unstable
+    /// Nothing limited it up to the ceiling the user allows.
+    case ceiling
+    /// The time budget ran out first: the sustainable rate is a lower bound.
+    case budget
+    /// Even the first step was troubled.
+    case belowStart
+}
+
+/// The capacity of one pair: the knee, how it was found, and what it means for each engine.
+public struct PairCapacity: Sendable, Codable, Hashable {
+    public var resolver: String
+    public var domain: String
+    /// The query shape used: payload characters in the name and payload bytes in the TXT answer
+    /// (the scan's upload and download MTU for the pair: a tunnel's full-size frames).
+    public var queryCharacters: Int
+    public var answerBytes: Int
+    /// Every step in the order sent.
+    public var steps: [CapacityStep]
+    /// The highest rate whose step was clean (RFC 2544 26.1 throughput: the highest offered rate
+    /// at which no more than the allowed share is lost), queries per second; 0 when none was.
+    public var sustainableRate: Double
+    /// The lowest rate found troubled; nil when none was.
+    public var troubledRate: Double?
+    public var limitedBy: CapacityLimit
+    /// Why, in one line (REFUSED seen, delay grew from x to y ms, ...).
+    public var evidence: String
+    /// Loss and RTT percentiles of the step at `sustainableRate`.
+    public var lossAtSustainable: CapacityStep.Proportion?
+    public var rttAtSustainableMs: CapacityStep.Percentiles?
+    /// After the first trouble, a step at the sustainable rate: clean again means the resolver
+    /// recovers below its limit.
+    public var recovered: Bool?
+    public var seconds: Double
+
+    public init(resolver: String, domain: String, queryCharacters: Int, answerBytes: Int, steps: [CapacityStep],
+                sustainableRate: Double, troubledRate: Double?, limitedBy: CapacityLimit, evidence: String,
+                lossAtSustainable: CapacityStep.Proportion?, rttAtSustainableMs: CapacityStep.Percentiles?,
+                recovered: Bool?, seconds: Double) {
+        self.resolver = resolver
+        self.domain = domain
+        self.queryCharacters = queryCharacters
+        self.answerBytes = answerBytes
+        self.steps = steps
+        self.sustainableRate = sustainableRate
+        self.troubledRate = troubledRate
+        self.limitedBy = limitedBy
+        self.evidence = evidence
+        self.lossAtSustainable = lossAtSustainable
+        self.rttAtSustainableMs = rttAtSustainableMs
+        self.recovered = recovered
+        self.seconds = seconds
+    }
+}
+
+/// Raises each pair's paced query rate step by step until loss or delay says the resolver is
+/// limiting, then narrows the knee by bisection (as RFC 2544 26.1 searches a device's throughput).
+public struct CapacityProbe: Sendable {
+    public let prober: Prober
+    public let settings: CapacitySettings
+
+    public init(prober: Prober, settings: CapacitySettings) {
+        self.prober = prober
+        self.settings = settings
+    }
+
+    /// One paced step at `rate` queries per second: tunnel-shaped download probes (full-size names,
+    /// full-size TXT answers), each judged by the prober.
+    func step(rate: Double, resolver: Endpoint, zone: DNSName, queryCharacters: Int, answerBytes: Int,
+              baselineMedianMs: Double?) async -> CapacityStep {
+        let count = max(2, Int((rate * settings.stepSeconds).rounded()))
+        let interval = 1e9 / rate
+        let clock = ContinuousClock()
+        let start = clock.now
+        var outcomes: [ProbeOutcome] = []
+        var lastSend = start
+        await withTaskGroup(of: ProbeOutcome.self) { group in
+            for i in 0..<count {
+                if Task.isCancelled { break }
+                let due = start + .nanoseconds(Int64(Double(i) * interval))
+                if due > clock.now { try? await Task.sleep(until: due, clock: clock) }
+                lastSend = clock.now
+                group.addTask {
+                    await prober.download(resolver, zone: zone, bytes: answerBytes, type: .txt, queryCharacters: queryCharacters)
+                }
+            }
+            for await outcome in group { outcomes.append(outcome) }
+        }
+        let sendSpan = max(1e-3, Double((lastSend - start).components.attoseconds) / 1e18 + Double((lastSend - start).components.seconds))
+        let sent = outcomes.count
+        let answered = outcomes.filter(\.ok).count
+        let lost = outcomes.filter { $0.failure == .timeout || $0.failure == .sendFailed }.count
+        let refused = outcomes.filter { $0.failure == .refused }.count
+        let servfail = outcomes.filter { $0.failure == .servfail }.count
+        let rtts = outcomes.compactMap { $0.ok ? $0.rttNanos.map { Double($0) / 1e6 } : nil }
+        var step = CapacityStep(targetRate: rate, offeredRate: sent > 1 ? Double(sent - 1) / sendSpan : rate, sent: sent,
+                                answered: answered, lost: lost, refused: refused, servfail: servfail,
+                                otherFailures: sent - answered - lost - refused - servfail,
+                                answeredRate: Double(answered) / (sendSpan + 1 / rate),
+                                rttMs: CapacityStep.Percentiles(rtts), troubled: false, trouble: nil)
+        var reasons: [String] = []
+        let failures = step.failures
+        if failures >= settings.minFailures, Double(failures) > settings.maxFailureRatio * Double(max(1, sent)) {
+            var parts: [String] = []
+            if lost > 0 { parts.append("\(lost) lost") }
+            if refused > 0 { parts.append("\(refused) REFUSED") }
+            if servfail > 0 { parts.append("\(servfail) SERVFAIL") }
+            if step.otherFailures > 0 { parts.append("\(step.otherFailures) wrong") }
+            reasons.append("\(parts.joined(separator: ", ")) of \(sent)")
+        }
+        if let base = baselineMedianMs, let p50 = step.rttMs?.p50, p50 > base + max(base, settings.delayMarginMs) {
+            reasons.append("median RTT \(Self.tenths(p50)) ms against \(Self.tenths(base)) ms at the first step")
+        }
+        step.troubled = !reasons.isEmpty
+        step.trouble = reasons.isEmpty ? nil : reasons.joined(separator: "; ")
+        return step
+    }
+
+    /// Measures one pair within `budgetSeconds`.
+    public func measure(resolver: Endpoint, zone: DNSName, queryCharacters: Int, answerBytes: Int,
+                        budgetSeconds: Double) async -> PairCapacity {
+        let clock = ContinuousClock()
+        let started = clock.now
+        func elapsed() -> Double {
+            let d = clock.now - started
+            return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+        }
+        let stepCost = settings.stepSeconds + settings.timeoutSeconds + settings.pauseSeconds
+        func affordable() -> Bool { elapsed() + stepCost <= budgetSeconds && !Task.isCancelled }
+        var steps: [CapacityStep] = []
+        var baseline: Double?
+        var clean: CapacityStep?
+        var troubled: CapacityStep?
+        var outOfBudget = false
+        func run(_ rate: Double) async -> CapacityStep {
+            if !steps.isEmpty, settings.pauseSeconds > 0 { try? await Task.sleep(for: .seconds(settings.pauseSeconds)) }
+            let s = await step(rate: rate, resolver: resolver, zone: zone, queryCharacters: queryCharacters,
+                               answerBytes: answerBytes, baselineMedianMs: baseline)
+            steps.append(s)
+            if baseline == nil, !s.troubled { baseline = s.rttMs?.p50 }
+            return s
+        }
+        // Raise the rate until the first trouble or the ceiling.
+        var rate = settings.startRate
+        while true {
+            guard affordable() else { outOfBudget = true; break }
+            let s = await run(rate)
+            if s.troubled { troubled = s; break }
+            clean = s
+            if rate >= settings.ceiling { break }
+            rate = min(settings.ceiling, rate * settings.growth)
+        }
+        // Narrow the knee between the last clean rate and the first troubled one.
+        if let bad = troubled, let good = clean {
+            var low = good.targetRate
+            var high = bad.targetRate
+            var refined = 0
+            while refined < settings.refineSteps, high / low > 1.02 {
+                guard affordable() else { outOfBudget = true; break }
+                refined += 1
+                let mid = (low + high) / 2
+                let s = await run(mid)
+                if s.troubled { high = mid; troubled = s } else { low = mid; clean = s }
+            }
+        }
+        // Below the knee again: a rate limiter lets the client back in; an unstable pair does not.
+        var recovered: Bool?
+        if troubled != nil, let good = clean, affordable() {
+            recovered = !(await run(good.targetRate)).troubled
+        }
+
+        let limit: CapacityLimit
+        let evidence: String
+        if let bad = troubled {
+            let delayGrew = steps.contains { $0.trouble?.contains("median RTT") ?? false }
+            if clean == nil {
+                limit = .belowStart
+                evidence = "troubled at the first step (\(bad.trouble ?? ""))"
+            } else if recovered == false {
+                limit = .unstable
+                evidence = "troubled at \(Self.rate(bad.targetRate)) q/s (\(bad.trouble ?? "")) and still troubled back at \(Self.rate(clean?.targetRate ?? 0)) q/s"
+            } else if delayGrew {
+                limit = .congestion
+                evidence = "delay grew before loss: \(bad.trouble ?? "")"
+            } else {
+                limit = .rateLimiter
+                let answers = bad.refused + bad.servfail > 0 ? "answers turned into REFUSED/SERVFAIL" : "answers stopped without delay growth"
+                evidence = "\(answers) above \(Self.rate(clean?.targetRate ?? 0)) q/s (\(bad.trouble ?? "") at \(Self.rate(bad.targetRate)) q/s)"
+                    + (recovered == true ? "; clean again below" : "")
+            }
+        } else if outOfBudget {
+            limit = .budget
+            evidence = "the time budget ran out at \(Self.rate(clean?.targetRate ?? 0)) q/s without trouble"
+        } else {
+            limit = .ceiling
+            evidence = "clean up to the ceiling, \(Self.rate(settings.ceiling)) q/s"
+        }
+        return PairCapacity(resolver: resolver.description, domain: zone.description, queryCharacters: queryCharacters,
+                            answerBytes: answerBytes, steps: steps, sustainableRate: clean?.targetRate ?? 0,
+                            troubledRate: troubled?.targetRate, limitedBy: limit, evidence: evidence,
+                            lossAtSustainable: clean?.loss, rttAtSustainableMs: clean?.rttMs, recovered: recovered,
+                            seconds: elapsed())
+    }
+
+    /// A rate as the reports print it: whole above 100, one decimal below.
+    public static func rate(_ r: Double) -> String { r >= 100 ? String(Int(r.rounded())) : tenths(r) }
+
+    static func tenths(_ v: Double) -> String {
+        let t = Int((v * 10).rounded())
+        return "\(t / 10).\(abs(t % 10))"
+    }
+}

@@ -1,0 +1,238 @@
+public import Base
+import DequeModule
+import Synchronization
+
+/// Scan-wide congestion control: one window bounds the queries in flight to every resolver at once,
+/// so that a bottleneck the scan itself makes (its own socket buffers, a shared first hop, one
+/// recursive resolver behind many addresses, a NAT table) slows the scan instead of failing pairs.
+///
+/// The idea is TCP's (RFC 5681 3.1, RFC 2914 3.1 for why any sender that shares a path must back off):
+/// additive increase, multiplicative decrease of a window of queries in flight. Slow start grows it
+/// by one query per answer below `ssthresh` (doubling per round trip), congestion avoidance by
+/// 1/window per answer above it (one query per round trip). A congestion signal halves it, at most
+/// once per window of queries (only a query sent after the last decrease can cause the next one, as
+/// NewReno reduces once per window, RFC 6582 3.2).
+///
+/// The signal is lost answers to queries that should have been answered: ones to a resolver that
+/// has answered in this scan, of a kind that passed before (an echo probe, a control probe, a
+/// confirmation probe, a size re-checked below a timed-out one), when more than a tenth of a
+/// window's worth of them are lost and from at least two resolvers (one lossy path is its own loss,
+/// measured by its confirmation, not the scan's congestion). A size probe's own timeout is not a
+/// signal: silently dropping names or answers above a size is a size limit, common on real paths
+/// (fragmented answers), and must not throttle the scan. Queries to a resolver that has never
+/// answered do not take a place in the window either (most addresses of a range scan are silent
+/// and would hold it for a whole timeout); `--concurrency` bounds those.
+///
+/// Every probe learns whether the scan saw congestion while it was in flight (`Ticket`): a size
+/// probe that timed out then is retried (`ProbeOutcome.congested`) instead of counted as a limit.
+public final class CongestionWindow: Sendable {
+    /// The window's place for one query; hand it back with `complete`.
+    public struct Ticket: Sendable {
+        /// Whether the query took a place in the window (a resolver that answered before).
+        let counted: Bool
+        /// Send order: a query sent before the last decrease cannot cause another.
+        let serial: UInt64
+        /// Decreases so far when it was sent: more at completion means congestion while in flight.
+        let decreasesAtSend: Int
+    }
+
+    /// What the window did during a scan (`scan.json` `congestion`).
+    public struct Stats: Codable, Sendable, Hashable {
+        public var initialWindow: Int
+        public var ceiling: Int
+        public var floor: Int
+        /// Halvings of the window (congestion signals acted on).
+        public var decreases = 0
+        /// Timeouts of queries that should have been answered (each a congestion signal; at most one
+        /// decrease per window of them).
+        public var signals = 0
+        public var smallestWindow: Int
+        public var largestWindow: Int
+        public var finalWindow: Int
+        /// Queries that waited for a place in the window.
+        public var waited = 0
+
+        public init(initialWindow: Int, ceiling: Int, floor: Int) {
+            self.initialWindow = initialWindow
+            self.ceiling = ceiling
+            self.floor = floor
+            smallestWindow = initialWindow
+            largestWindow = initialWindow
+            finalWindow = initialWindow
+        }
+    }
+
+    /// The marker for queries whose timeout is a congestion signal (`expectingAnswer`).
+    @TaskLocal static var expected = false
+
+    /// Runs `body` with its queries marked as ones that should be answered (their timeouts signal
+    /// congestion, not a size limit).
+    public static func expectingAnswer<T>(_ body: () async -> T) async -> T {
+        await $expected.withValue(true) { await body() }
+    }
+
+    private struct Waiter {
+        var id: UInt64
+        /// Resumed with true when given a place, false when cancelled (it goes on uncounted).
+        var continuation: CheckedContinuation<Bool, Never>
+    }
+
+    /// Expected answers completed since the last decrease or reset, and how many of them were lost
+    /// (from which resolvers, up to `distinctLosers`).
+    private struct Block {
+        var done = 0
+        var lost = 0
+        var lostFrom: Set<Endpoint> = []
+    }
+
+    /// A decrease needs losses from this many resolvers: one lossy path is that path's loss, which
+    /// its own confirmation probes must measure, not the scan's congestion.
+    static let distinctLosers = 2
+    /// ... and more than this share of the block's expected answers lost ...
+    static let lossShare = 0.1
+    /// ... with at least this many expected answers judged.
+    static let minimumBlock = 10
+
+    private struct State {
+        var block = Block()
+        var window: Double
+        var ssthresh: Double
+        var inFlight = 0
+        var serial: UInt64 = 0
+        var lastDecreaseSerial: UInt64 = 0
+        var decreases = 0
+        var alive: Set<Endpoint> = []
+        var waiters: Deque<Waiter> = []
+        var nextWaiter: UInt64 = 0
+        var stats: Stats
+    }
+
+    private let state: Mutex<State>
+    public let ceiling: Int
+    public let floor: Int
+
+    /// `ceiling`: the most queries in flight the user allows (`--concurrency`); the window starts at
+    /// `initial` (at most the ceiling) and grows by slow start up to it.
+    public init(ceiling: Int, initial: Int = 64, floor: Int = 8) {
+        self.ceiling = max(1, ceiling)
+        self.floor = max(1, min(floor, self.ceiling))
+        let start = max(self.floor, min(initial, self.ceiling))
+        state = Mutex(State(window: Double(start), ssthresh: Double(self.ceiling),
+                            stats: Stats(initialWindow: start, ceiling: self.ceiling, floor: self.floor)))
+    }
+
+    public var stats: Stats {
+        state.withLock { s in
+            var stats = s.stats
+            stats.finalWindow = Int(s.window)
+            return stats
+        }
+    }
+
+    /// The current window, in queries.
+    public var window: Int { state.withLock { Int($0.window) } }
+
+    /// Waits for a place in the window (none for a resolver that has not answered yet).
+    public func acquire(_ resolver: Endpoint) async -> Ticket {
+        enum Decision { case go(Ticket), wait(UInt64) }
+        let decision: Decision = state.withLock { s in
+            s.serial &+= 1
+            guard s.alive.contains(resolver) else {
+                return .go(Ticket(counted: false, serial: s.serial, decreasesAtSend: s.decreases))
+            }
+            if s.waiters.isEmpty, s.inFlight < Int(s.window) {
+                s.inFlight += 1
+                return .go(Ticket(counted: true, serial: s.serial, decreasesAtSend: s.decreases))
+            }
+            s.nextWaiter &+= 1
+            s.stats.waited += 1
+            return .wait(s.nextWaiter)
+        }
+        switch decision {
+        case .go(let ticket):
+            return ticket
+        case .wait(let id):
+            let granted = await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                    let cancelled: Bool = state.withLock { s in
+                        if Task.isCancelled { return true }
+                        s.waiters.append(Waiter(id: id, continuation: continuation))
+                        return false
+                    }
+                    if cancelled { continuation.resume(returning: false) }
+                    // A place may have freed between the decision and the enqueue.
+                    wakeWaiters()
+                }
+            } onCancel: {
+                // A cancelled scan must not leave a probe waiting: it goes on uncounted.
+                let waiter: Waiter? = state.withLock { s in
+                    guard let index = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return s.waiters.remove(at: index)
+                }
+                waiter?.continuation.resume(returning: false)
+            }
+            return state.withLock { s in
+                s.serial &+= 1
+                return Ticket(counted: granted, serial: s.serial, decreasesAtSend: s.decreases)
+            }
+        }
+    }
+
+    /// Hands the place back. `answered`: any response came; `expected`: the query was one that
+    /// should have been answered (`expectingAnswer`). Returns whether the scan saw congestion while
+    /// it was in flight (a decrease since it was sent, or the one it caused).
+    @discardableResult
+    public func complete(_ ticket: Ticket, resolver: Endpoint, answered: Bool, expected: Bool) -> Bool {
+        let congested: Bool = state.withLock { s in
+            if ticket.counted { s.inFlight = max(0, s.inFlight - 1) }
+            // The share of expected answers lost is judged over blocks of about a window of them.
+            if expected, answered || s.alive.contains(resolver) {
+                s.block.done += 1
+                if !answered {
+                    s.block.lost += 1
+                    if s.block.lostFrom.count < Self.distinctLosers { s.block.lostFrom.insert(resolver) }
+                    s.stats.signals += 1
+                }
+            }
+            if answered {
+                s.alive.insert(resolver)
+                // RFC 5681 3.1: slow start adds one per acknowledgement, congestion avoidance 1/cwnd;
+                // only for queries the window carried, and only while it is used (RFC 7661 4.3: a
+                // window that is not used is not validated by its answers).
+                if ticket.counted, s.inFlight + 1 >= Int(s.window) / 2 {
+                    if s.window < s.ssthresh { s.window += 1 } else { s.window += 1 / s.window }
+                    s.window = min(s.window, Double(ceiling))
+                    s.stats.largestWindow = max(s.stats.largestWindow, Int(s.window))
+                }
+            } else if s.block.lostFrom.count >= Self.distinctLosers, s.block.done >= Self.minimumBlock,
+                      Double(s.block.lost) > Self.lossShare * Double(s.block.done), ticket.serial > s.lastDecreaseSerial {
+                // Multiplicative decrease: half the window (RFC 5681 3.1, eq. 4, with the window in
+                // queries), not below the floor.
+                s.window = max(Double(floor), s.window / 2)
+                s.ssthresh = s.window
+                s.lastDecreaseSerial = s.serial
+                s.decreases += 1
+                s.stats.decreases += 1
+                s.stats.smallestWindow = min(s.stats.smallestWindow, Int(s.window))
+                s.block = Block()
+            }
+            if s.block.done >= max(Self.minimumBlock * 2, Int(s.window)) { s.block = Block() }
+            return s.decreases != ticket.decreasesAtSend
+        }
+        wakeWaiters()
+        return congested
+    }
+
+    /// Gives freed places to waiting queries, oldest first.
+    private func wakeWaiters() {
+        let ready: [Waiter] = state.withLock { s in
+            var woken: [Waiter] = []
+            while s.inFlight < Int(s.window), let next = s.waiters.popFirst() {
+                s.inFlight += 1
+                woken.append(next)
+            }
+            return woken
+        }
+        for waiter in ready { waiter.continuation.resume(returning: true) }
+    }
+}

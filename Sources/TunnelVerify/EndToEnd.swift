@@ -1,0 +1,74 @@
+public import Base
+import Foundation
+
+/// `scan --e2e`: the real engine pinned to one resolver of a scanned pair, through verify's own
+/// engine abstraction (`EngineKind`, `Engine.make`, `Verifier`), so every engine `verify` can
+/// start can be measured end to end. Each pair is one `verify` run with no leak checks: engine,
+/// TUN, routes, handshake, first data, then a bulk download (Transfer.swift).
+public struct EndToEndConfiguration: Sendable {
+    public var profile: Profile
+    public var engine: EngineKind
+    public var overrides: EngineOverrides
+    /// What the first data fetches through the tunnel (any HTTP answer counts).
+    public var whoami: WhoamiURL
+    public var bulk: BulkTransfer?
+    /// Each phase's deadline up to the handshake (verify's `--deadline`).
+    public var deadline: Duration = .seconds(25)
+    public var seed: UInt64
+    public var stateRoot = Sandbox.defaultStateRoot
+    public var socks: Endpoint?
+
+    public init(profile: Profile, engine: EngineKind, overrides: EngineOverrides, whoami: WhoamiURL, bulk: BulkTransfer?, seed: UInt64) {
+        self.profile = profile
+        self.engine = engine
+        self.overrides = overrides
+        self.whoami = whoami
+        self.bulk = bulk
+        self.seed = seed
+    }
+
+    /// The `verify` run for one pair: the profile pinned to the pair's resolver and domain, and in
+    /// a `command` engine's command line `{resolver}` (ip:port), `{resolver-ip}` and `{domain}`
+    /// replaced by the pair's (`{tun}` stays for verify to fill in).
+    public func verification(resolver: Endpoint, domain: String, index: Int) -> VerifyConfiguration {
+        var pinned = overrides
+        pinned.command = overrides.command.map {
+            $0.replacingOccurrences(of: "{resolver-ip}", with: resolver.host)
+                .replacingOccurrences(of: "{resolver}", with: resolver.description)
+                .replacingOccurrences(of: "{domain}", with: domain)
+        }
+        var configuration = VerifyConfiguration(profile: profile.pinned(to: resolver, domain: domain), engine: engine,
+                                                overrides: pinned, whoami: whoami, seed: seed &+ UInt64(index))
+        configuration.checks = []
+        configuration.deadline = deadline
+        configuration.stateRoot = stateRoot
+        // A SOCKS-shaped engine (MasterDnsVPN) keeps its own listener unless --e2e-socks says otherwise.
+        if let socks { configuration.socks = socks }
+        configuration.bulk = bulk
+        return configuration
+    }
+
+    /// Root, the engine's program and its settings, checked once before the scan (on a
+    /// placeholder pair: the profile's own resolver, or a documentation address).
+    public func preflight() throws(VerifyError) {
+        let resolver = profile.resolvers.first?.endpoint ?? Endpoint(address: .v4(0xC000_0201), port: 53)
+        try verification(resolver: resolver, domain: profile.domain ?? "example.invalid", index: 0).preflight()
+    }
+
+    /// Runs the engine for one pair. Never throws for the pair's own failure (that is the
+    /// result's verdict and failure); throws only when the run could not be made at all.
+    public func run(resolver: Endpoint, domain: String, index: Int) async throws(VerifyError) -> VerifyResult {
+        try await Verifier.run(verification(resolver: resolver, domain: domain, index: index))
+    }
+}
+
+extension Profile {
+    /// This profile with one resolver (carried over UDP) and the given tunnel domain: what an
+    /// engine pinned to one scanned pair is started with.
+    public func pinned(to resolver: Endpoint, domain: String) -> Profile {
+        var pinned = self
+        pinned.resolvers = [Resolver(type: "udp", endpoint: resolver)]
+        pinned.domain = domain
+        return pinned
+    }
+}

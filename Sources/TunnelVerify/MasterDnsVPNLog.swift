@@ -1,0 +1,242 @@
+public import Base
+import Foundation
+
+/// What the MasterDnsVPN client's own log says about its session, read line by line (Go edition,
+/// internal/client: mtu.go, mtu_logging.go, client.go, async_runtime.go; the lines of the
+/// recordings in Tests/TunnelVerifyTests/Fixtures/masterdnsvpn). Total: any text yields a value.
+///
+/// The handshake rule is the seed's: a session id AND at least one accepted resolver. The client
+/// reports neither a packet counter, an ARQ resend or NACK counter, nor FEC (it has no FEC), and it
+/// has no status output: those diagnostics are null with the reason in `unavailable`.
+public struct MasterDnsVPNLog: Sendable, Hashable {
+    /// `mtu-test`, `session-init`, `running`, `stopped` (the last stage the log reached).
+    public var phase: String?
+    /// Resolvers the MTU test accepted, `ip:port`, in log order (each once).
+    public var accepted: [String] = []
+    /// Resolvers the MTU test rejected, with the client's reason word (`UPLOAD_MTU`, ...).
+    public var rejected: [(resolver: String, reason: String)] = []
+    /// "Total valid resolvers after MTU testing: V of N".
+    public var validTotal: (valid: Int, of: Int)?
+    public var uploadMTU: Int?
+    public var downloadMTU: Int?
+    /// The resolver of the last session init attempt.
+    public var sessionResolver: String?
+    public var sessionID: String?
+    /// The first line of each failure kind the client printed, in its own words.
+    public var noResolverLine: String?
+    public var sessionFailureLine: String?
+    public var rejectionLine: String?
+    public var sessionResetLine: String?
+    public var startupErrorLine: String?
+    public var socksListening: String?
+    /// The line that carried the session id / the first acceptance (handshake evidence).
+    public var sessionLine: String?
+    public var acceptedLine: String?
+
+    public static func == (a: MasterDnsVPNLog, b: MasterDnsVPNLog) -> Bool { a.lines == b.lines }
+    public func hash(into hasher: inout Hasher) { hasher.combine(lines) }
+    private var lines: [String] = []
+
+    public init(_ text: String) {
+        for raw in text.split(whereSeparator: \.isNewline) {
+            let line = Self.message(String(raw))
+            lines.append(line)
+            read(line)
+        }
+    }
+
+    /// The message of a log line: the text after the `[LEVEL]` tag of the Go edition's
+    /// `2026/11/25 14:51:44 [MasterDnsVPN Client] [INFO] ...`, trimmed; the line itself otherwise.
+    static func message(_ line: String) -> String {
+        for tag in ["[INFO] ", "[DEBUG] ", "[WARN] ", "[WARNING] ", "[ERROR] ", "[FATAL] "] {
+            if let range = line.range(of: tag) { return String(line[range.upperBound...]).trimmingCharacters(in: .whitespaces) }
+        }
+        return line.trimmingCharacters(in: .whitespaces)
+    }
+
+    private mutating func read(_ line: String) {
+        if line.hasPrefix("Testing MTU sizes for all resolver-domain pairs") {
+            phase = "mtu-test"
+        } else if let body = Self.after(line, "Accepted (") {
+            // "✅ Accepted (1/1): vpn.lab.test via 198.18.10.2:53 | upload=139 | download=390 | totals: ..."
+            if let resolver = Self.word(after: " via ", in: body) {
+                if !accepted.contains(resolver) { accepted.append(resolver) }
+                if acceptedLine == nil { acceptedLine = line }
+            }
+        } else if let body = Self.after(line, "Rejected (") {
+            if let resolver = Self.word(after: " via ", in: body) {
+                rejected.append((resolver, Self.word(after: "reason=", in: body) ?? "?"))
+            }
+        } else if let body = Self.after(line, "Total valid resolvers after MTU testing: ") {
+            let words = body.split(separator: " ")
+            if words.count >= 3, let valid = Int(words[0]), let total = Int(words[2]) { validTotal = (valid, total) }
+        } else if let body = Self.after(line, "Selected Synced Upload MTU: ") {
+            uploadMTU = Int(body.prefix { $0.isNumber })
+            downloadMTU = Self.word(after: "Selected Synced Download MTU: ", in: body).flatMap { Int($0) }
+        } else if line.contains("No valid connections found after MTU testing") || line.contains("MTU tests failed") {
+            if noResolverLine == nil { noResolverLine = line }
+        } else if let body = Self.after(line, "Session init attempt with ") {
+            phase = "session-init"
+            sessionResolver = Self.word(after: " and resolver ", in: body)
+        } else if let body = Self.after(line, "Session Initialized Successfully (ID: ") {
+            sessionID = String(body.prefix { $0 != ")" })
+            sessionLine = line
+            phase = "session"
+        } else if line.contains("Session initialization failed") {
+            if sessionFailureLine == nil { sessionFailureLine = line }
+            if line.contains("busy") || line.contains("rejected"), rejectionLine == nil { rejectionLine = line }
+        } else if line.contains("Session restart requested") || line.contains("Session reset requested") {
+            if sessionResetLine == nil { sessionResetLine = line }
+        } else if line.contains("SOCKS5 Proxy server is listening on") {
+            phase = "running"
+            if socksListening == nil { socksListening = Self.word(after: "listening on ", in: line) }
+        } else if line.contains("startup failed") || line.contains("Failed to start") || line.contains("client codec setup failed")
+                    || line.contains("Domains or Resolvers are missing") {
+            if startupErrorLine == nil { startupErrorLine = line }
+        }
+    }
+
+    private static func after(_ line: String, _ marker: String) -> Substring? {
+        line.range(of: marker).map { line[$0.upperBound...] }
+    }
+
+    private static func word(after marker: String, in text: some StringProtocol) -> String? {
+        guard let range = text.range(of: marker) else { return nil }
+        let word = text[range.upperBound...].prefix { !$0.isWhitespace && $0 != "|" && $0 != "," }
+        return word.isEmpty ? nil : String(word)
+    }
+
+    /// The seed's handshake rule on this log: done when the client has a session id and has accepted
+    /// at least one resolver; pending otherwise. The client retries its MTU test and its session
+    /// init by itself, so nothing it logs ends the wait before the deadline: what was missing then
+    /// is `missing`. (A client that exits ends the run at its engine phase.)
+    public var handshake: HandshakeVerdict {
+        if let sessionID, let first = accepted.first {
+            return .done(evidence: "session id \(sessionID), \(accepted.count) accepted resolver\(accepted.count == 1 ? "" : "s") (\(first))",
+                         line: sessionLine ?? "")
+        }
+        return .pending
+    }
+
+    /// What was missing when the deadline passed (or the client exited), named in the seed's terms and
+    /// carried by the client's own line.
+    public var missing: (reason: String, line: String?) {
+        if let startupErrorLine { return ("the client did not start", startupErrorLine) }
+        if accepted.isEmpty {
+            if let noResolverLine {
+                var seen = Set<String>()
+                let distinct = rejected.map { "\($0.resolver) \($0.reason)" }.filter { seen.insert($0).inserted }
+                let detail = distinct.isEmpty ? "" : " (rejected: " + distinct.joined(separator: ", ") + ")"
+                // The client's log reads the same for a wrong key and a resolver that drops the
+                // tunnel (recordings wrong-key and resolver-drop): every MTU probe fails at once.
+                return ("no resolver accepted: every MTU probe failed\(detail); a wrong encryption key or method, or a resolver that does not carry the tunnel's queries", noResolverLine)
+            }
+            return ("no resolver accepted: the MTU test did not finish (no answer through the resolvers)", nil)
+        }
+        if let rejectionLine { return ("no session: the server rejected the session", rejectionLine) }
+        if let sessionFailureLine {
+            return ("no session: a resolver was accepted but session init failed (a wrong encryption key or method gives this)", sessionFailureLine)
+        }
+        return ("no session: a resolver was accepted but no session id arrived", nil)
+    }
+
+    public enum HandshakeVerdict: Sendable, Hashable {
+        case pending
+        case done(evidence: String, line: String)
+    }
+}
+
+/// The seed's diagnostics list for a DNS-tunnel engine, read from its log (and the uplink capture
+/// for the carrier's packets). A counter the engine does not expose is null, with the reason under
+/// `unavailable[field]`.
+public struct EngineDiagnostics: Codable, Sendable, Hashable {
+    @NullCoded public var enginePhase: String?
+    @NullCoded public var selectedResolver: String?
+    @NullCoded public var sessionID: String?
+    @NullCoded public var acceptedResolvers: Int?
+    @NullCoded public var rejectedResolvers: Int?
+    @NullCoded public var uploadMTU: Int?
+    @NullCoded public var downloadMTU: Int?
+    /// Carrier packets to / from the resolvers, counted on the sandbox's uplink capture.
+    @NullCoded public var packetsUp: Int?
+    @NullCoded public var packetsDown: Int?
+    @NullCoded public var arqResends: Int?
+    @NullCoded public var arqNacks: Int?
+    @NullCoded public var fecNegotiated: Bool?
+    @NullCoded public var fecRecoveredPackets: Int?
+    /// The FEC the profile asked for (the seed's level table), null when it asks for none.
+    @NullCoded public var fecRequested: FECPreset?
+    /// Why each null field is null.
+    public var unavailable: [String: String]
+    /// Where each present field was read.
+    public var sources: [String: String]
+
+    public init(unavailable: [String: String] = [:], sources: [String: String] = [:]) {
+        self.unavailable = unavailable
+        self.sources = sources
+    }
+
+    /// The diagnostics of a MasterDnsVPN client's log; `carrier` is the (up, down) packet count of
+    /// the uplink capture when there was one.
+    public static func masterDnsVPN(log text: String, carrier: (up: Int, down: Int)?, fec: FECPreset?) -> EngineDiagnostics {
+        let log = MasterDnsVPNLog(text)
+        var d = EngineDiagnostics()
+        let source = "the client's log"
+        func set<T>(_ path: WritableKeyPath<EngineDiagnostics, T?>, _ name: String, _ value: T?, missing: String) {
+            d[keyPath: path] = value
+            if value == nil { d.unavailable[name] = missing } else { d.sources[name] = source }
+        }
+        set(\.enginePhase, "enginePhase", log.phase, missing: "the client logged no stage")
+        set(\.selectedResolver, "selectedResolver", log.sessionResolver ?? log.accepted.first, missing: "the client logged no resolver it selected")
+        set(\.sessionID, "sessionID", log.sessionID, missing: "the client logged no session id")
+        let acceptedCount: Int? = log.validTotal?.valid ?? (log.phase == nil ? nil : log.accepted.count)
+        set(\.acceptedResolvers, "acceptedResolvers", acceptedCount, missing: "the client's MTU test did not report")
+        set(\.rejectedResolvers, "rejectedResolvers", log.validTotal.map { $0.of - $0.valid } ?? (log.rejected.isEmpty ? nil : Set(log.rejected.map(\.resolver)).count),
+            missing: "the client's MTU test did not report")
+        set(\.uploadMTU, "uploadMTU", log.uploadMTU, missing: "the client logged no synced upload MTU")
+        set(\.downloadMTU, "downloadMTU", log.downloadMTU, missing: "the client logged no synced download MTU")
+        if let carrier {
+            d.packetsUp = carrier.up
+            d.packetsDown = carrier.down
+            d.sources["packetsUp"] = "uplink capture: carrier packets to the resolvers"
+            d.sources["packetsDown"] = "uplink capture: carrier packets from the resolvers"
+        } else {
+            let why = "the client has no packet counter and there was no uplink capture"
+            d.unavailable["packetsUp"] = why
+            d.unavailable["packetsDown"] = why
+        }
+        let noCounter = "the MasterDnsVPN client logs no ARQ counter at any LOG_LEVEL and has no status output"
+        d.unavailable["arqResends"] = noCounter
+        d.unavailable["arqNacks"] = noCounter
+        let noFEC = "the upstream MasterDnsVPN client has no FEC (no FEC setting, no FEC in its protocol)"
+        d.unavailable["fecNegotiated"] = noFEC
+        d.unavailable["fecRecoveredPackets"] = noFEC
+        d.fecRequested = fec
+        return d
+    }
+}
+
+extension EngineDiagnostics {
+    /// The seed's list in its order: (label, value or nil, why nil).
+    public var rows: [(label: String, value: String?, why: String?)] {
+        func row(_ label: String, _ key: String, _ value: String?) -> (String, String?, String?) {
+            (label, value, value == nil ? unavailable[key] : nil)
+        }
+        let fec = fecRequested.map { "\($0.level) (group \($0.groupSize), overhead \($0.overheadPercent)%, flush \($0.flushTimeoutMs) ms)" }
+        return [
+            row("engine phase", "enginePhase", enginePhase),
+            row("selected resolver", "selectedResolver", selectedResolver),
+            row("session id", "sessionID", sessionID),
+            row("accepted resolvers", "acceptedResolvers", acceptedResolvers.map(String.init)),
+            row("rejected resolvers", "rejectedResolvers", rejectedResolvers.map(String.init)),
+            row("synced MTU up/down", "uploadMTU", uploadMTU.map { "\($0) / \(downloadMTU.map(String.init) ?? "-")" }),
+            row("packets up", "packetsUp", packetsUp.map(String.init)),
+            row("packets down", "packetsDown", packetsDown.map(String.init)),
+            row("ARQ resends", "arqResends", arqResends.map(String.init)),
+            row("ARQ NACKs", "arqNacks", arqNacks.map(String.init)),
+            ("FEC requested", fec ?? "none", nil),
+            row("FEC negotiated", "fecNegotiated", fecNegotiated.map { $0 ? "yes" : "no" }),
+            row("FEC recovered packets", "fecRecoveredPackets", fecRecoveredPackets.map(String.init)),
+        ]
+    }
+}

@@ -1,0 +1,167 @@
+public import Base
+import Foundation
+import Glibc
+
+/// A short bulk download through the tunnel after the first data (`scan --e2e`): an HTTP/1.0 GET
+/// of `url`, read until `bytes` body bytes arrived, the server closed, or `timeout` passed.
+public struct BulkTransfer: Sendable, Hashable {
+    public var url: WhoamiURL
+    /// Body bytes to read; the answer may be longer, the rest is not read.
+    public var bytes: Int
+    public var timeout: Duration
+
+    public init(url: WhoamiURL, bytes: Int, timeout: Duration) {
+        self.url = url
+        self.bytes = bytes
+        self.timeout = timeout
+    }
+}
+
+extension VerifyResult {
+    /// What crossed the tunnel once the handshake was done: how long the first data took and what
+    /// a short bulk download achieved (present only when the run was asked for it, `scan --e2e`).
+    public struct Transfer: Codable, Sendable, Hashable {
+        /// Milliseconds from the handshake evidence to the first answer through the tunnel (the
+        /// data phase's GET, retries included).
+        @NullCoded public var firstDataMs: Int?
+        /// The bulk download's URL and the body bytes asked for.
+        public var bulkURL: String?
+        public var bulkRequested: Int?
+        /// Body bytes received (the application's bytes: retransmissions and headers excluded).
+        @NullCoded public var bulkBytes: Int?
+        /// Milliseconds from sending the request to its first response byte.
+        @NullCoded public var timeToFirstByteMs: Double?
+        /// Milliseconds from sending the request to the last body byte read.
+        @NullCoded public var bulkMs: Double?
+        /// Goodput: body bytes over `bulkMs`, in bytes per second. RFC 2647 3.17 defines goodput as
+        /// the bits forwarded to the right destination per unit of time, minus any lost or
+        /// retransmitted; counting what the application received does exactly that.
+        @NullCoded public var goodputBytesPerSecond: Double?
+        /// Why the bulk download failed, when it did.
+        public var error: String?
+
+        public init(firstDataMs: Int? = nil) {
+            self.firstDataMs = firstDataMs
+        }
+    }
+}
+
+/// One bulk download's figures, timed inside the sandbox.
+struct BulkSample: Sendable {
+    var bodyBytes: Int
+    var firstByteNanos: UInt64
+    var lastByteNanos: UInt64
+}
+
+extension SandboxProbes {
+    /// The GET of a `BulkTransfer` from inside the sandbox (or through the engine's SOCKS5 proxy),
+    /// timed from the request's send to the first response byte and to the last body byte read.
+    static func bulkGet(_ transfer: BulkTransfer, socks: Endpoint?, namespacePath: String) async -> Result<BulkSample, ProbeFailure> {
+        let url = transfer.url
+        let timeoutMs = transfer.timeout.milliseconds
+        let result = try? await NamespaceThread.run(in: namespacePath) { () -> Result<BulkSample, ProbeFailure> in
+            let connected: Result<Int32, ProbeFailure> = if let socks {
+                socksConnect(socks: socks, host: url.host, port: url.port, timeoutMs: timeoutMs)
+            } else {
+                connectTCP(host: url.host, port: url.port, timeoutMs: timeoutMs)
+            }
+            let socket: Int32
+            switch connected {
+            case .failure(let failure): return .failure(failure)
+            case .success(let fd): socket = fd
+            }
+            defer { close(socket) }
+            let request = "GET \(url.path) HTTP/1.0\r\nHost: \(url.hostHeader)\r\nUser-Agent: tunnelprobe-e2e\r\nConnection: close\r\n\r\n"
+            let start = DispatchTime.now().uptimeNanoseconds
+            guard sendAll(socket, Array(request.utf8)) else { return .failure(ProbeFailure("send failed: \(String(cString: strerror(errno)))")) }
+            var head: [UInt8] = []
+            var bodyStart: Int?
+            var body = 0
+            var first: UInt64?
+            var last = start
+            var buffer = [UInt8](repeating: 0, count: 16_384)
+            let deadline = start + UInt64(timeoutMs) * 1_000_000
+            while body < transfer.bytes {
+                let n = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+                let now = DispatchTime.now().uptimeNanoseconds
+                if n < 0, errno == EINTR { continue }
+                if n < 0 {
+                    return .failure(ProbeFailure("stalled after \(body) of \(transfer.bytes) bytes: \(String(cString: strerror(errno)))"))
+                }
+                if n == 0 { break }
+                if first == nil { first = now - start }
+                if bodyStart != nil {
+                    body += n
+                } else {
+                    head += buffer[0..<n]
+                    if let end = Self.headerEnd(head) {
+                        bodyStart = end
+                        body = head.count - end
+                        guard head.starts(with: Array("HTTP/1.".utf8)), head.count > 12, head[9] == UInt8(ascii: "2") else {
+                            let line = String(decoding: head.prefix { $0 != 13 && $0 != 10 }, as: UTF8.self)
+                            return .failure(ProbeFailure("the server answered \(line)"))
+                        }
+                    } else if head.count > 16_384 {
+                        return .failure(ProbeFailure("no end of the HTTP header in 16 KiB"))
+                    }
+                }
+                last = now - start
+                if now > deadline { break }
+            }
+            guard let first, bodyStart != nil else { return .failure(ProbeFailure("no HTTP answer")) }
+            guard body > 0 else { return .failure(ProbeFailure("the answer had no body")) }
+            return .success(BulkSample(bodyBytes: min(body, transfer.bytes), firstByteNanos: first, lastByteNanos: last))
+        }
+        return result ?? .failure(ProbeFailure("cannot enter the sandbox"))
+    }
+
+    /// The offset just after "\r\n\r\n", or nil.
+    static func headerEnd(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for i in 0...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
+            return i + 4
+        }
+        return nil
+    }
+}
+
+extension VerifySession {
+    /// After the first data through the tunnel: the time it took and, when asked, the bulk
+    /// download. Returns false when the bulk download failed (the run failed at `bulk`).
+    mutating func measureTransfer(dataStarted: ContinuousClock.Instant, process: EngineProcess) async -> Bool {
+        var figures = VerifyResult.Transfer(firstDataMs: handshakeAt.map { (clock.now - $0).milliseconds })
+        defer { transfer = figures }
+        guard let bulk = configuration.bulk else { return true }
+        figures.bulkURL = bulk.url.description
+        figures.bulkRequested = bulk.bytes
+        let started = clock.now
+        let usesTUN = engine.usesTUN(socks: configuration.socks)
+        let before = usesTUN ? await sandbox.tunCounters() : nil
+        var outcome = await SandboxProbes.bulkGet(bulk, socks: configuration.socks, namespacePath: sandbox.namespacePath)
+        if usesTUN, case .success(let sample) = outcome {
+            // As for the first data: bytes that did not cross the TUN went around the tunnel.
+            let after = await sandbox.tunCounters()
+            let packets = before.flatMap { b in after.map { a in a.down &- b.down } } ?? 0
+            if packets == 0 {
+                outcome = .failure(ProbeFailure("\(sample.bodyBytes) bytes arrived but not through the TUN: traffic goes around the tunnel"))
+            }
+        }
+        switch outcome {
+        case .success(let sample):
+            let seconds = Double(sample.lastByteNanos) / 1e9
+            figures.bulkBytes = sample.bodyBytes
+            figures.timeToFirstByteMs = Double(sample.firstByteNanos) / 1e6
+            figures.bulkMs = Double(sample.lastByteNanos) / 1e6
+            figures.goodputBytesPerSecond = seconds > 0 ? Double(sample.bodyBytes) / seconds : nil
+            let rate = figures.goodputBytesPerSecond.map { String(format: "%.0f B/s", $0) } ?? "-"
+            record("bulk", started: started, ok: true,
+                   detail: "\(sample.bodyBytes) of \(bulk.bytes) bytes from \(bulk.url) in \(String(format: "%.0f", seconds * 1000)) ms: \(rate)")
+            return true
+        case .failure(let problem):
+            figures.error = problem.description
+            fail("bulk", started: started, reason: "first data passed but the bulk download failed: \(problem)",
+                 words: Host.lastLines(process.logText, count: 3))
+            return false
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import Lab
+import Logging
+import ProbeClient
+import Reports
+import Testing
+import TestSupport
+
+/// A lab whose unbound holds few queries at once (`resolverQueriesPerThread`), always taken down.
+func withBusyLab(queriesPerThread: Int, limit: Int, _ body: (LabStatus) async throws -> Void) async throws {
+    try LabGate.labWithBinary.check()
+    let name = "o" + String(UInt32.random(in: 0...UInt32.max), radix: 36).prefix(7)
+    let logger = Logger(label: "lab-test")
+    let config = LabConfig(name: name, resolverUDPLimit: limit,
+                           serverCommand: [TestEnvironment.binary, "serve", "--rate-limit", "0"],
+                           resolverQueriesPerThread: queriesPerThread)
+    let status = try await Lab.up(config, logger: logger)
+    do {
+        try await body(status)
+    } catch {
+        try? await Lab.down(name: name, logger: logger)
+        throw error
+    }
+    try await Lab.down(name: name, logger: logger)
+}
+
+/// Issue 19, item 3: the scan's own load is never read as a size limit.
+@Suite(.serialized, .enabled(if: LabGate.labWithBinary.runs, "lab needs root, unbound, iproute2 and a built binary"))
+struct ScanOverloadLabTests {
+    /// What a pair measured, for comparing two scans.
+    struct Figures: Hashable, CustomStringConvertible {
+        var accepted: Bool
+        var qnameChars: Int?
+        var responseSize: Int?
+        var upLimit: SizeLimit?
+        var downLimit: SizeLimit?
+        var description: String {
+            "\(accepted ? "accepted" : "rejected") \(qnameChars ?? -1)/\(responseSize ?? -1) (\(upLimit?.rawValue ?? "-"), \(downLimit?.rawValue ?? "-"))"
+        }
+    }
+
+    static func figures(_ report: ScanReport) -> [String: Figures] {
+        Dictionary(uniqueKeysWithValues: report.pairs.map {
+            ($0.resolver, Figures(accepted: $0.accepted, qnameChars: $0.upload?.qnameChars, responseSize: $0.download?.responseSize,
+                                  upLimit: $0.upload?.limitedBy, downLimit: $0.download?.limitedBy))
+        })
+    }
+
+    /// 1,000 addresses of one unbound that holds 2 x 100 queries at once: a scan of 1,000 pairs at
+    /// once overloads it. With the congestion window, --concurrency 1000 gives every pair the MTUs
+    /// that --concurrency 256 gives (exact: 253 name characters, 1232-byte answers, bound by TC);
+    /// without it, the same scan loses pairs, so the bottleneck is real and the comparison means
+    /// something.
+    @Test(.timeLimit(.minutes(4))) func concurrency1000GivesTheMTUsOf256() async throws {
+        try await withBusyLab(queriesPerThread: 100, limit: 1232) { lab in
+            let common = ["--resolver", "198.18.4.0/22", "--cidr-cap", "1000", "--record-type", "TXT", "--engine", "masterdnsvpn"]
+            let at256 = try scan(lab, common + ["--concurrency", "256"])
+            let at1000 = try scan(lab, common + ["--concurrency", "1000"])
+            let base = Self.figures(at256)
+            let wide = Self.figures(at1000)
+            #expect(base.count == 1000 && wide.count == 1000)
+            let exact = Figures(accepted: true, qnameChars: 253, responseSize: 1232, upLimit: nil, downLimit: .resolverLimit)
+            let wrongAt256 = base.filter { $0.value != exact }
+            #expect(wrongAt256.isEmpty, "at 256: \(wrongAt256.prefix(5))")
+            let differing = wide.filter { base[$0.key] != $0.value }
+            #expect(differing.isEmpty, "\(differing.count) pairs differ at 1000, e.g. \(differing.prefix(5))")
+            #expect(at1000.synced == at256.synced)
+            // The window acted: it met the bottleneck and halved.
+            let window = try #require(at1000.congestion)
+            #expect(window.ceiling == 1000 && window.decreases >= 1, "\(window)")
+
+            let uncontrolled = try scan(lab, common + ["--concurrency", "1000", "--no-congestion-control"])
+            #expect(uncontrolled.congestion == nil)
+            let damaged = Self.figures(uncontrolled).filter { base[$0.key] != $0.value }
+            #expect(!damaged.isEmpty, "without the window the lab's bottleneck should fail pairs; it failed none")
+        }
+    }
+
+    @Test func gateIsHonest() throws {
+        if TestEnvironment.labRequired { try LabGate.labWithBinary.check() }
+    }
+}

@@ -1,0 +1,99 @@
+import Base
+import ProbeClient
+import Testing
+
+@Suite struct CongestionWindowTests {
+    let a = Endpoint(address: .v4(0xC000_0201), port: 53)  // 192.0.2.1
+    let b = Endpoint(address: .v4(0xC000_0202), port: 53)
+
+    /// The first query to a resolver takes no place; once it answered, its queries do.
+    @Test func silentResolversTakeNoPlace() async {
+        let window = CongestionWindow(ceiling: 4, initial: 2, floor: 1)
+        var tickets: [CongestionWindow.Ticket] = []
+        for _ in 0..<10 { tickets.append(await window.acquire(a)) }
+        for t in tickets { window.complete(t, resolver: a, answered: false, expected: true) }
+        #expect(window.stats.decreases == 0 && window.stats.signals == 0 && window.stats.waited == 0)
+    }
+
+    /// One round trip: the whole window sent, then every query answered.
+    func round(_ window: CongestionWindow, _ resolver: Endpoint) async {
+        var tickets: [CongestionWindow.Ticket] = []
+        for _ in 0..<window.window { tickets.append(await window.acquire(resolver)) }
+        for t in tickets { window.complete(t, resolver: resolver, answered: true, expected: false) }
+    }
+
+    /// Slow start grows a used window by one per answer up to the ceiling (an unused one does not
+    /// grow); a lost answer that should have come halves it, once per window of queries; above
+    /// ssthresh it grows by about one query per round trip.
+    @Test func additiveIncreaseMultiplicativeDecrease() async {
+        let window = CongestionWindow(ceiling: 64, initial: 4, floor: 2)
+        // The first answer makes the resolver known; it took no place, so it does not grow the window.
+        window.complete(await window.acquire(a), resolver: a, answered: true, expected: false)
+        #expect(window.window == 4)
+        // One query at a time does not use the window: no growth.
+        for _ in 0..<10 { window.complete(await window.acquire(a), resolver: a, answered: true, expected: false) }
+        #expect(window.window == 4)
+        await round(window, a)
+        #expect(window.window > 4)
+        for _ in 0..<20 { await round(window, a) }
+        #expect(window.window == 64 && window.stats.largestWindow == 64)
+        // Expected answers lost from one resolver only: that path's loss, no signal to the scan.
+        await expectedAnswers(window, 10)
+        for _ in 0..<5 { window.complete(await window.acquire(a), resolver: a, answered: false, expected: true) }
+        #expect(window.window == 64 && window.stats.decreases == 0 && window.stats.signals == 5)
+        // From two resolvers, more than a tenth of a block: halved, once for the queries sent before.
+        window.complete(await window.acquire(b), resolver: b, answered: true, expected: false)
+        await expectedAnswers(window, 10)
+        let first = await window.acquire(a)
+        let second = await window.acquire(b)
+        let third = await window.acquire(b)
+        #expect(!window.complete(first, resolver: a, answered: false, expected: true))
+        #expect(window.complete(second, resolver: b, answered: false, expected: true))
+        #expect(window.window == 32 && window.stats.decreases == 1)
+        // Sent before the decrease: congested, but no second halving.
+        #expect(window.complete(third, resolver: b, answered: false, expected: true))
+        #expect(window.window == 32 && window.stats.decreases == 1)
+        // Congestion avoidance: about one query more per round trip.
+        await round(window, a)
+        await round(window, a)
+        #expect((33...34).contains(window.window), "\(window.window)")
+        // A size probe's own timeout (not expected) is no signal.
+        #expect(!window.complete(await window.acquire(a), resolver: a, answered: false, expected: false))
+        #expect(window.stats.decreases == 1)
+        for _ in 0..<20 {
+            await expectedAnswers(window, 10)
+            window.complete(await window.acquire(a), resolver: a, answered: false, expected: true)
+            window.complete(await window.acquire(b), resolver: b, answered: false, expected: true)
+        }
+        #expect(window.window == 2 && window.stats.smallestWindow == 2)
+    }
+
+    /// `n` expected queries answered one at a time (they fill the loss block, not the window).
+    func expectedAnswers(_ window: CongestionWindow, _ n: Int) async {
+        for _ in 0..<n { window.complete(await window.acquire(a), resolver: a, answered: true, expected: true) }
+    }
+
+    /// A full window makes the next query wait until a place frees.
+    @Test func aFullWindowMakesQueriesWait() async throws {
+        let window = CongestionWindow(ceiling: 2, initial: 2, floor: 1)
+        window.complete(await window.acquire(b), resolver: b, answered: true, expected: false)
+        let t1 = await window.acquire(b)
+        let t2 = await window.acquire(b)
+        let third = Task { await window.acquire(b) }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(window.stats.waited == 1)
+        window.complete(t1, resolver: b, answered: true, expected: false)
+        let t3 = await third.value
+        window.complete(t2, resolver: b, answered: true, expected: false)
+        window.complete(t3, resolver: b, answered: true, expected: false)
+        // A waiting query of a cancelled scan goes on at once.
+        let u1 = await window.acquire(b)
+        let u2 = await window.acquire(b)
+        let waiting = Task { await window.acquire(b) }
+        try await Task.sleep(for: .milliseconds(50))
+        waiting.cancel()
+        _ = await waiting.value
+        window.complete(u1, resolver: b, answered: true, expected: false)
+        window.complete(u2, resolver: b, answered: true, expected: false)
+    }
+}

@@ -1,0 +1,110 @@
+import EngineModels
+import Foundation
+import ProbeClient
+import Reports
+import Testing
+
+@Suite struct RankReportTests {
+    static func pair(_ resolver: String, upChars: Int = 237, downBytes: Int = 900) -> ScanPair {
+        ScanPair(resolver: resolver, domain: "vpn.lab.test", accepted: true,
+                 upload: .init(bytes: 148, qnameChars: 253, payloadChars: upChars, encoding: "base32", limitedBy: nil, caseChanged: false),
+                 download: .init(bytes: downBytes, responseSize: downBytes + 300, recordType: "TXT", limitedBy: .resolverLimit),
+                 rttMs: 1.5, confirmation: .init(sent: 6, succeeded: 6), queries: 20)
+    }
+
+    static func capacity(_ resolver: String, rate: Double, loss: Int = 0) -> PairCapacity {
+        PairCapacity(resolver: resolver, domain: "vpn.lab.test", queryCharacters: 237, answerBytes: 900, steps: [],
+                     sustainableRate: rate, troubledRate: rate * 1.1, limitedBy: .rateLimiter, evidence: "test",
+                     lossAtSustainable: .init(count: loss, total: 100), rttAtSustainableMs: .init([1, 2, 3]), recovered: true,
+                     seconds: 1)
+    }
+
+    static let run = RunInfo(id: "20261125-000000-rank-1", version: "0", commandLine: ["tunnelprobe", "rank"], vantage: "lab",
+                             seed: 7, startedAt: "2026-11-25T00:00:00Z")
+
+    /// Ranked by goodput (rate x (1 - loss) x payload per query), best first in the engine's file;
+    /// the plan takes the fewest, the last at only the rate still needed.
+    @Test func rankingPlanAndExports() throws {
+        let pairs = ["192.0.2.1:53", "192.0.2.2:53", "192.0.2.3:53"].map { Self.pair($0) }
+        let scan = try #require(EngineScan.all([.masterDnsVPNGo], pairs: pairs).first)
+        let perQuery = try #require(scan.synced.usable.first?.download.payloadBytes)
+        let capacities = [Self.capacity("192.0.2.1:53", rate: 40), Self.capacity("192.0.2.2:53", rate: 120),
+                          Self.capacity("192.0.2.3:53", rate: 100, loss: 50)]
+        let target = 150.0 * Double(perQuery)
+        let ranking = EngineRanking.build(scan, capacities: capacities, target: (direction: "down", bytesPerSecond: target))
+        #expect(ranking.pairs.map(\.resolver) == ["192.0.2.2:53", "192.0.2.3:53", "192.0.2.1:53"])
+        #expect(ranking.pairs[1].downloadGoodput == 50 * Double(perQuery))
+        let plan = try #require(ranking.plan)
+        #expect(plan.reachable && plan.uses.map(\.resolver) == ["192.0.2.2:53", "192.0.2.3:53"])
+        #expect(abs(plan.uses[1].rate - 60) < 1e-9 && abs(plan.totalGoodput - target) < 1e-6)
+        let file = try #require(ranking.exports.first { $0.name == "client_resolvers.txt" })
+        #expect(file.text.split(separator: "\n").filter { !$0.hasPrefix("#") } == ["192.0.2.2", "192.0.2.3", "192.0.2.1"])
+        let planFile = try #require(ranking.planExports?.first { $0.name == "client_resolvers.txt" })
+        #expect(planFile.text.split(separator: "\n").filter { !$0.hasPrefix("#") } == ["192.0.2.2", "192.0.2.3"])
+        // Out of reach: says so and what all of them move.
+        let far = EngineRanking.build(scan, capacities: capacities, target: (direction: "down", bytesPerSecond: 1e9))
+        #expect(far.plan?.reachable == false && far.plan?.sentence.contains("out of reach") == true)
+
+        let report = RankReport(run: Self.run, scan: Self.run, settings: CapacitySettings(), pairs: capacities,
+                                engines: [ranking], notMeasured: [])
+        let json = try ReportWriter.json(report)
+        let back = try JSONDecoder().decode(RankReport.self, from: Data(json.utf8))
+        #expect(back == report && back.run.seed == 7)
+        let md = report.markdown()
+        #expect(md.contains("RFC 7680") && md.contains("RFC 2681") && md.contains("RFC 2544") && md.contains("**Plan:**"))
+        let html = report.htmlSection()
+        #expect(html.contains("id=\"rank\"") && html.contains("Plan:"))
+        #expect(report.exportFiles().contains { $0.0 == "exports/masterdnsvpn-go/plan/client_resolvers.txt" })
+    }
+
+    @Test func settingsAreChecked() {
+        var s = CapacitySettings()
+        #expect(s.problem() == nil)
+        s.ceiling = 5
+        #expect(s.problem() != nil)
+        s = CapacitySettings()
+        s.growth = 1
+        #expect(s.problem() != nil)
+    }
+
+    /// Nearest-rank percentiles keep every value a measured one.
+    @Test func percentiles() throws {
+        let p = try #require(CapacityStep.Percentiles((1...100).map(Double.init)))
+        #expect(p.p50 == 50 && p.p90 == 90 && p.p99 == 99 && p.max == 100)
+        #expect(CapacityStep.Percentiles([]) == nil)
+    }
+}
+
+@Suite struct PairStabilityTests {
+    /// Up, down for two checks, up again: one outage with both ends, two transitions, the pass share.
+    @Test func outagesAndCounts() throws {
+        var p = PairStability(resolver: "192.0.2.1:53", domain: "vpn.lab.test", spare: false)
+        let changes = [p.record(ok: true, at: 0, rttMs: 2, failure: nil), p.record(ok: false, at: 1, rttMs: nil, failure: "timeout"),
+                       p.record(ok: false, at: 2, rttMs: nil, failure: "timeout"), p.record(ok: true, at: 3, rttMs: 4, failure: nil)]
+        #expect(changes == [false, true, false, true])
+        #expect(p.checks == 4 && p.passed == 2 && p.up && p.transitions == 2 && p.lastFailureAt == 2)
+        #expect(p.outages.count == 1 && p.outages.first?.downAt == 1 && p.outages.first?.upAt == 3 && p.outages.first?.failure == "timeout")
+        #expect(p.rttP50Ms == 2 && p.passRatio == 0.5)
+    }
+
+    /// However long it runs, only the latest outages are held (memory stays flat).
+    @Test func outagesAreBounded() {
+        var p = PairStability(resolver: "192.0.2.1:53", domain: "vpn.lab.test", spare: true)
+        for i in 0..<1000 { p.record(ok: i % 2 == 0, at: Double(i), rttMs: 1, failure: "timeout") }
+        #expect(p.outages.count == PairStability.maxOutages && p.outagesDropped == 500 - PairStability.maxOutages)
+        #expect(p.checks == 1000 && p.transitions == 999)
+    }
+
+    @Test func reportRendersAndRoundTrips() throws {
+        var p = PairStability(resolver: "192.0.2.1:53", domain: "vpn.lab.test", spare: false)
+        p.record(ok: true, at: 0, rttMs: 1, failure: nil)
+        let report = MonitorReport(run: RankReportTests.run, scan: RankReportTests.run, intervalSeconds: 60, attempts: 2, timeoutMs: 2000,
+                                   rounds: 1, checks: 1, elapsedSeconds: 1, pairs: [p], rewrites: 0, rewriteTimes: [],
+                                   memory: [.init(checks: 1, rssKB: 1000)], engines: ["masterdnsvpn-go"])
+        let json = try ReportWriter.json(report)
+        let back = try JSONDecoder().decode(MonitorReport.self, from: Data(json.utf8))
+        // The RTT reservoir is working state, not part of the report.
+        #expect(try ReportWriter.json(back) == json && back.pairs.first?.rttP50Ms == 1)
+        #expect(report.markdown().contains("Wilson") && report.htmlSection().contains("id=\"monitor\""))
+    }
+}
