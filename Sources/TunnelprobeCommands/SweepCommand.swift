@@ -216,8 +216,9 @@ struct SweepCommand: AsyncParsableCommand {
         configuration.resolvers = list.resolvers
         let measuredPairs = Set(result.pairs.map { "\($0.resolver) \($0.domain)" })
         let notTested = sweepOnly ? 0 : answering.count * zones.count - measuredPairs.count
-        let scanResult = ScanResult.measured(pairs: result.pairs, notTested: max(0, notTested),
+        var scanResult = ScanResult.measured(pairs: result.pairs, notTested: max(0, notTested),
                                               queries: result.pairs.reduce(0) { $0 + $1.queries }, interrupted: result.interrupted)
+        scanResult.congestion = scanner.prober.congestion?.stats
         var document = ScanReport.build(run: info, configuration: configuration, list: list, result: scanResult,
                                         duration: result.seconds, engines: chosenEngines)
         document.input.listIssues = issues.map(\.description)
