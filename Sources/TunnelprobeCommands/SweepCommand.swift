@@ -72,6 +72,9 @@ struct SweepCommand: AsyncParsableCommand {
     @Option(help: "Queries per second sent to any one resolver in the MTU scan (0 = no pacing).")
     var perResolverQps: Double = 100
 
+    @Flag(help: "MTU scans without scan's congestion window (AIMD on the queries in flight); the sweep's own probes are paced by --rate either way.")
+    var noCongestionControl = false
+
     @Option(help: "Confirmation probes per direction at the chosen sizes.")
     var confirm: Int = 3
 
@@ -175,6 +178,7 @@ struct SweepCommand: AsyncParsableCommand {
         configuration.confirmProbes = confirm
         configuration.seed = state.seed
         configuration.maxLoss = maxLoss
+        configuration.congestionControl = !noCongestionControl
 
         let engine = QueryEngine(seed: state.seed)
         let prober = Prober(engine: engine, key: key, encoding: configuration.encoding, timeout: configuration.timeout,
