@@ -139,7 +139,7 @@ let package = Package(
         .target(
             name: "Lab",
             dependencies: [
-                "Base", "DNSWire",
+                "Base", "DNSWire", "ProbeProtocol", "ProbeServer",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),

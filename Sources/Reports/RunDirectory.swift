@@ -174,7 +174,7 @@ public struct RunDirectory: Sendable {
                 schema = s
             }
             guard let kind = ReportKind.allCases.first(where: { $0.readableSchemas.contains(schema) }) else {
-                if schema.hasPrefix("tunnelprobe.fates/") || schema.hasPrefix("tunnelprobe.compare/") { continue }
+                if schema.hasPrefix("tunnelprobe.fates/") || schema.hasPrefix("tunnelprobe.compare/") || schema.hasPrefix("tunnelprobe.sweep/") { continue }
                 dir.problems.append("\(name): unknown schema \(schema)")
                 continue
             }

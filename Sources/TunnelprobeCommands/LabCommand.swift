@@ -22,7 +22,7 @@ struct LabCommand: AsyncParsableCommand {
                 --domain vpn.lab.test --key-file /run/tunnelprobe/labs/default/key.hex
               tunnelprobe lab down
             """,
-        subcommands: [Up.self, Down.self, Status.self, Exec.self, Demo.self]
+        subcommands: [Up.self, Down.self, Status.self, Exec.self, Demo.self, Internet.self]
     )
 }
 

@@ -10,6 +10,7 @@ public struct TunnelProbe: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self,
             ScanCommand.self,
+            SweepCommand.self,
             RankCommand.self,
             MonitorCommand.self,
             PathCommand.self,

@@ -1,0 +1,349 @@
+import Base
+public import DNSWire
+import Foundation
+import Glibc
+public import ProbeProtocol
+import ProbeServer
+import Synchronization
+
+/// A simulated internet for sweeps: one network namespace in which every address of
+/// 198.19.0.0/16 is local (`ip route add local 198.19.0.0/16 dev lo`) and one UDP socket on port 53
+/// answers for all of them. IP_PKTINFO gives the destination of each query, and the answer leaves
+/// from that same address, so to a scanner inside the namespace each of the 65,536 addresses is a
+/// host of its own, behaving as a seeded mix says: silent (most), an honest resolver with a UDP
+/// limit, a hijacker, a lossy one, a rate-limited one, a slow one. The truth (every address that is
+/// not silent, with its behaviour) is a file the tests compare against.
+///
+/// Address plan: the lab (`lab up`) uses 198.18.0.0/16; `verify` sandboxes take /30s of
+/// 198.19.0.0/16 inside namespaces of their own. This namespace has no link to any other (only
+/// `lo`), so its /16 reaches nothing outside it and nothing outside reaches it.
+public enum SimulatedInternet {
+    public static let network: UInt32 = 0xC613_0000  // 198.19.0.0
+    public static let prefix = "198.19.0.0/16"
+    public static let size: UInt32 = 65_536
+
+    public enum Behaviour: String, Codable, Sendable, CaseIterable {
+        case silent
+        /// Answers every query as the probe responder would through an honest resolver; answers
+        /// above its UDP limit come back with TC (header and question only), as a resolver's
+        /// max-udp-size makes them.
+        case honest
+        /// Answers every TXT question with a record of its own (NOERROR, not the responder's).
+        case hijacker
+        /// Honest, but drops each query with probability `lossRate`.
+        case lossy
+        /// Honest up to `rateLimit` queries per second (a token bucket of that depth); the rest dropped.
+        case rateLimited
+        /// Honest, each answer `slowMs` late.
+        case slow
+    }
+
+    /// The seeded mix: fractions of all addresses for each behaviour that answers.
+    public struct Mix: Codable, Sendable, Hashable {
+        public var honest = 0.012
+        public var hijacker = 0.002
+        public var lossy = 0.002
+        public var rateLimited = 0.002
+        public var slow = 0.002
+        public var lossRate = 0.3
+        public var rateLimit = 20.0
+        public var slowMs = 300
+        /// UDP limits the honest-type resolvers draw from (512: no EDNS, 1232: DNS Flag Day 2020).
+        public var udpLimits = [512, 1232, 1452, 4096]
+
+        public init() {}
+        public var answering: Double { honest + hijacker + lossy + rateLimited + slow }
+    }
+
+    public struct Host: Codable, Sendable, Hashable {
+        public var address: String
+        public var behaviour: Behaviour
+        public var udpLimit: Int?
+    }
+
+    /// Everything about the simulated /16 a test needs to judge a sweep.
+    public struct Truth: Codable, Sendable, Hashable {
+        public var seed: UInt64
+        public var prefix: String
+        public var addresses: Int
+        public var domain: String
+        public var mix: Mix
+        /// Every address that is not silent, in address order.
+        public var hosts: [Host]
+    }
+
+    /// The behaviour of `address` (its offset in the /16 decides, with the seed): the same for every run.
+    public static func behaviour(of address: UInt32, seed: UInt64, mix: Mix) -> (Behaviour, udpLimit: Int) {
+        var rng = SplitMix64(seed: seed ^ (UInt64(address) &* 0x9E37_79B9_7F4A_7C15))
+        let u = rng.unitInterval()
+        let limit = mix.udpLimits.isEmpty ? 4096 : mix.udpLimits[Int(rng.next() % UInt64(mix.udpLimits.count))]
+        var edge = mix.honest
+        if u < edge { return (.honest, limit) }
+        edge += mix.hijacker
+        if u < edge { return (.hijacker, limit) }
+        edge += mix.lossy
+        if u < edge { return (.lossy, limit) }
+        edge += mix.rateLimited
+        if u < edge { return (.rateLimited, limit) }
+        edge += mix.slow
+        if u < edge { return (.slow, limit) }
+        return (.silent, limit)
+    }
+
+    public static func truth(seed: UInt64, mix: Mix, domain: String) -> Truth {
+        var hosts: [Host] = []
+        for offset in 0..<size {
+            let address = network | offset
+            let (b, limit) = behaviour(of: address, seed: seed, mix: mix)
+            guard b != .silent else { continue }
+            hosts.append(Host(address: describe(address), behaviour: b, udpLimit: b == .hijacker ? nil : limit))
+        }
+        return Truth(seed: seed, prefix: prefix, addresses: Int(size), domain: domain, mix: mix, hosts: hosts)
+    }
+
+    static func describe(_ a: UInt32) -> String { "\(a >> 24).\(a >> 16 & 0xFF).\(a >> 8 & 0xFF).\(a & 0xFF)" }
+}
+
+/// The responder of the simulated internet: one socket, one thread, inside the namespace.
+public final class SimulatedResponder: Sendable {
+    public let seed: UInt64
+    public let mix: SimulatedInternet.Mix
+    private let responder: ProbeResponder
+    private let stopFlag = Atomic<Bool>(false)
+    private let counts = Mutex<[String: Int]>([:])
+    private let sweepProbes = Mutex<[UInt32: UInt16]>([:])
+    private let zone: DNSName
+    private let key: ProbeKey
+
+    public init(seed: UInt64, mix: SimulatedInternet.Mix, zone: DNSName, key: ProbeKey) {
+        self.seed = seed
+        self.mix = mix
+        self.zone = zone
+        self.key = key
+        responder = ProbeResponder(configuration: ProbeResponder.Configuration(zone: zone, key: key))
+    }
+
+    /// What the sweep sent, as the simulated hosts saw it: sweep probes (echo probes whose
+    /// authenticated nonce ends with the address they were sent to, `SweepProbe`) per address.
+    public struct ProbeCounts: Codable, Sendable, Hashable {
+        public var sweepProbes: Int
+        public var addressesProbed: Int
+        /// Addresses that received more than one sweep probe, with how many.
+        public var probedTwice: [String: Int]
+        public var queriesByBehaviour: [String: Int]
+    }
+
+    public var probeCounts: ProbeCounts {
+        let table = sweepProbes.withLock { $0 }
+        var twice: [String: Int] = [:]
+        for (a, n) in table where n > 1 { twice[SimulatedInternet.describe(a)] = Int(n) }
+        return ProbeCounts(sweepProbes: table.values.reduce(0) { $0 + Int($1) }, addressesProbed: table.count,
+                           probedTwice: twice, queriesByBehaviour: received)
+    }
+
+    /// Counts `query` when it is a sweep probe for `destination`.
+    private func countSweepProbe(_ query: [UInt8], destination: UInt32) {
+        guard let message = try? DNSMessage(parsing: query), message.questions.count == 1,
+              let received = try? ProbeName.read(message.questions[0].name, zone: zone, key: key),
+              received.meta.kind == .echo, received.meta.nonce.count == 8 else { return }
+        let n = received.meta.nonce
+        let target = UInt32(n[4]) << 24 | UInt32(n[5]) << 16 | UInt32(n[6]) << 8 | UInt32(n[7])
+        guard target == destination else { return }
+        sweepProbes.withLock { $0[target, default: 0] &+= 1 }
+    }
+
+    public func stop() { stopFlag.store(true, ordering: .relaxed) }
+
+    /// Queries received per behaviour.
+    public var received: [String: Int] { counts.withLock { $0 } }
+
+    /// Binds 0.0.0.0:53 with IP_PKTINFO in the calling thread's namespace and answers until `stop()`.
+    /// Returns an error line when the socket cannot be set up.
+    public func serve(ready: @Sendable () -> Void) -> String? {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { return "socket: \(String(cString: strerror(errno)))" }
+        defer { close(fd) }
+        var on: Int32 = 1
+        // IP_PKTINFO (8, <linux/in.h>): each datagram carries its destination address.
+        guard setsockopt(fd, Int32(IPPROTO_IP), 8, &on, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+            return "IP_PKTINFO: \(String(cString: strerror(errno)))"
+        }
+        var size: Int32 = 8 << 20
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_port = UInt16(53).bigEndian
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { return "bind 0.0.0.0:53: \(String(cString: strerror(errno)))" }
+        ready()
+
+        var rng = SplitMix64(seed: seed ^ 0x4C4F_5353)
+        var buckets: [UInt32: (tokens: Double, at: UInt64)] = [:]
+        var delayed: [(due: UInt64, bytes: [UInt8], to: sockaddr_in, from: UInt32)] = []
+        var delayedHead = 0
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var control = [UInt8](repeating: 0, count: 128)
+        var tally: [String: Int] = [:]
+        var lastTally = Self.now()
+        while !stopFlag.load(ordering: .relaxed) {
+            // Send the slow answers that are due.
+            let now = Self.now()
+            while delayedHead < delayed.count, delayed[delayedHead].due <= now {
+                var d = delayed[delayedHead]
+                Self.send(fd, d.bytes, to: &d.to, from: d.from)
+                delayedHead += 1
+            }
+            if delayedHead > 1024, delayedHead * 2 > delayed.count {
+                delayed.removeFirst(delayedHead)
+                delayedHead = 0
+            }
+            if now - lastTally > 200_000_000 {
+                let snapshot = tally
+                counts.withLock { $0 = snapshot }
+                lastTally = now
+            }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let wait = delayedHead < delayed.count ? Int32(max(1, min(20, (delayed[delayedHead].due - now) / 1_000_000))) : 20
+            guard poll(&p, 1, wait) > 0 else { continue }
+            while true {
+                var from = sockaddr_in()
+                var iov = iovec()
+                var header = msghdr()
+                let count = buffer.withUnsafeMutableBytes { data in
+                    control.withUnsafeMutableBytes { cbuf in
+                        withUnsafeMutablePointer(to: &from) { fromPointer in
+                            withUnsafeMutablePointer(to: &iov) { iovPointer in
+                                iovPointer.pointee.iov_base = data.baseAddress
+                                iovPointer.pointee.iov_len = data.count
+                                header.msg_name = UnsafeMutableRawPointer(fromPointer)
+                                header.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
+                                header.msg_iov = iovPointer
+                                header.msg_iovlen = 1
+                                header.msg_control = cbuf.baseAddress
+                                header.msg_controllen = cbuf.count
+                                return recvmsg(fd, &header, 0x40)  // MSG_DONTWAIT
+                            }
+                        }
+                    }
+                }
+                guard count > 0 else { break }
+                guard let destination = Self.pktinfoDestination(control, length: Int(header.msg_controllen)) else { continue }
+                let (behaviour, limit) = SimulatedInternet.behaviour(of: destination, seed: seed, mix: mix)
+                tally[behaviour.rawValue, default: 0] += 1
+                let query = Array(buffer[0..<count])
+                countSweepProbe(query, destination: destination)
+                var answer: [UInt8]?
+                switch behaviour {
+                case .silent:
+                    continue
+                case .hijacker:
+                    answer = Self.hijack(query)
+                case .honest, .slow:
+                    answer = honest(query, limit: limit)
+                case .lossy:
+                    if rng.unitInterval() < mix.lossRate { continue }
+                    answer = honest(query, limit: limit)
+                case .rateLimited:
+                    let t = Self.now()
+                    var bucket = buckets[destination] ?? (mix.rateLimit, t)
+                    bucket.tokens = min(mix.rateLimit, bucket.tokens + Double(t - bucket.at) / 1e9 * mix.rateLimit)
+                    bucket.at = t
+                    guard bucket.tokens >= 1 else {
+                        buckets[destination] = bucket
+                        continue
+                    }
+                    bucket.tokens -= 1
+                    buckets[destination] = bucket
+                    answer = honest(query, limit: limit)
+                }
+                guard let answer else { continue }
+                if behaviour == .slow {
+                    delayed.append((Self.now() + UInt64(mix.slowMs) * 1_000_000, answer, from, destination))
+                } else {
+                    Self.send(fd, answer, to: &from, from: destination)
+                }
+            }
+        }
+        let snapshot = tally
+        counts.withLock { $0 = snapshot }
+        return nil
+    }
+
+    /// The responder's answer, cut to header and question with TC when above the UDP limit.
+    func honest(_ query: [UInt8], limit: Int) -> [UInt8]? {
+        guard let response = responder.respond(to: query).response else { return nil }
+        guard response.count > limit else { return response }
+        guard let parsed = try? DNSMessage(parsing: response) else { return nil }
+        var header = parsed.header
+        header.truncated = true
+        return try? DNSMessage(header: header, questions: parsed.questions).serialized()
+    }
+
+    static func hijack(_ query: [UInt8]) -> [UInt8]? {
+        guard let parsed = try? DNSMessage(parsing: query), let question = parsed.questions.first else { return nil }
+        var header = parsed.header
+        header.isResponse = true
+        header.recursionAvailable = true
+        let record = DNSResourceRecord(name: question.name, ttl: 60, rdata: .txt([Array("blocked by policy".utf8)]))
+        return try? DNSMessage(header: header, questions: [question], answers: question.type == .txt ? [record] : []).serialized()
+    }
+
+    static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    /// The header destination address of an IP_PKTINFO control message (struct cmsghdr is
+    /// {size_t len; int level; int type}, then struct in_pktinfo {int ifindex; in_addr spec_dst; in_addr addr}).
+    static func pktinfoDestination(_ control: [UInt8], length: Int) -> UInt32? {
+        var offset = 0
+        let headerSize = 16
+        while offset + headerSize <= min(length, control.count) {
+            let len = control.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: Int.self) }
+            let level = control.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 8, as: Int32.self) }
+            let type = control.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 12, as: Int32.self) }
+            guard len >= headerSize else { return nil }
+            if level == Int32(IPPROTO_IP), type == 8, offset + headerSize + 12 <= control.count {
+                let raw = control.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + headerSize + 8, as: UInt32.self) }
+                return UInt32(bigEndian: raw)
+            }
+            offset += (len + 7) & ~7
+        }
+        return nil
+    }
+
+    /// Sends `bytes` to `to` from the local address `from` (IP_PKTINFO ipi_spec_dst).
+    static func send(_ fd: Int32, _ bytes: [UInt8], to: inout sockaddr_in, from: UInt32) {
+        var control = [UInt8](repeating: 0, count: 32)
+        control.withUnsafeMutableBytes { c in
+            c.storeBytes(of: 28, toByteOffset: 0, as: Int.self)
+            c.storeBytes(of: Int32(IPPROTO_IP), toByteOffset: 8, as: Int32.self)
+            c.storeBytes(of: Int32(8), toByteOffset: 12, as: Int32.self)
+            c.storeBytes(of: from.bigEndian, toByteOffset: 20, as: UInt32.self)
+        }
+        var bytes = bytes
+        var iov = iovec()
+        var header = msghdr()
+        _ = bytes.withUnsafeMutableBytes { data in
+            control.withUnsafeMutableBytes { cbuf in
+                withUnsafeMutablePointer(to: &to) { toPointer in
+                    withUnsafeMutablePointer(to: &iov) { iovPointer in
+                        iovPointer.pointee.iov_base = data.baseAddress
+                        iovPointer.pointee.iov_len = data.count
+                        header.msg_name = UnsafeMutableRawPointer(toPointer)
+                        header.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
+                        header.msg_iov = iovPointer
+                        header.msg_iovlen = 1
+                        header.msg_control = cbuf.baseAddress
+                        header.msg_controllen = cbuf.count
+                        return sendmsg(fd, &header, 0)
+                    }
+                }
+            }
+        }
+    }
+}

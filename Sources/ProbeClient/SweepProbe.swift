@@ -1,0 +1,86 @@
+import Base
+public import DNSWire
+import ProbeProtocol
+
+/// What one answer to a sweep probe says.
+public struct SweepAnswer: Sendable, Hashable, Codable {
+    /// The address the probe was sent to, read back from the probe's own authenticated name.
+    public var address: String
+    /// Where the answer came from, when it is not `address` (a resolver answering from another address).
+    public var from: String?
+    /// nil: the responder's own authenticated echo came back (an honest path to the tunnel domain).
+    public var failure: ProbeFailure?
+    public var detail: String?
+    public var rttMs: Double?
+    public var responseSize: Int
+    /// Whether the address goes on to the MTU scan: any answer but REFUSED (the scan's own reachability rule).
+    public var answering: Bool { failure != .refused }
+
+    public init(address: String, from: String?, failure: ProbeFailure?, detail: String?, rttMs: Double?, responseSize: Int) {
+        self.address = address
+        self.from = from
+        self.failure = failure
+        self.detail = detail
+        self.rttMs = rttMs
+        self.responseSize = responseSize
+    }
+
+    /// The numeric address (no parse failure: it was made from four bytes).
+    var value: UInt32 { SweepRanges.parseIPv4(address[...]) ?? 0 }
+}
+
+/// The sweep's probe: the scan's echo probe (48 characters, kind `echo`, one TXT question under the
+/// tunnel domain), whose 8-byte nonce names the target instead of being random: 2 bytes of run salt,
+/// the 16-bit send time in milliseconds, the 4-byte IPv4 address. The nonce sits in the meta block,
+/// which the key's HMAC tag authenticates, and every answer echoes the question, so an answer is
+/// matched to its address by reading its own name, with no table of probes in flight; an answer whose
+/// name does not verify under the key (or carries another run's salt) is not ours and is dropped.
+public struct SweepProbe: Sendable {
+    public let prober: Prober
+    public let zone: DNSName
+    public let salt: UInt16
+
+    public init(prober: Prober, zone: DNSName, salt: UInt16) {
+        self.prober = prober
+        self.zone = zone
+        self.salt = salt
+    }
+
+    static func nonce(salt: UInt16, millis: UInt16, address: UInt32) -> [UInt8] {
+        [UInt8(salt >> 8), UInt8(salt & 0xFF), UInt8(millis >> 8), UInt8(millis & 0xFF),
+         UInt8(address >> 24), UInt8(address >> 16 & 0xFF), UInt8(address >> 8 & 0xFF), UInt8(address & 0xFF)]
+    }
+
+    /// The query datagram for `address`, sent at `millis` (ms, modulo 65536); `id` is its DNS id.
+    public func query(for address: UInt32, millis: UInt16, id: UInt16) -> [UInt8]? {
+        let meta = ProbeMeta(kind: .echo, encoding: prober.encoding,
+                             nonce: Self.nonce(salt: salt, millis: millis, address: address),
+                             totalCharacters: ProbeMeta.characterCount)
+        guard let name = try? ProbeName.build(meta: meta, zone: zone, key: prober.key),
+              var bytes = try? prober.message(name: name, type: .txt), bytes.count >= 2 else { return nil }
+        bytes[0] = UInt8(id >> 8)
+        bytes[1] = UInt8(id & 0xFF)
+        return bytes
+    }
+
+    /// Reads an answer that arrived from `source` at `millis`: nil when it is not an answer to one of
+    /// this run's probes.
+    public func match(_ datagram: [UInt8], source: UInt32, millis: UInt16) -> SweepAnswer? {
+        guard let message = try? DNSMessage(parsing: datagram), message.header.isResponse,
+              message.questions.count == 1, message.questions[0].type == .txt,
+              let received = try? ProbeName.read(message.questions[0].name, zone: zone, key: prober.key),
+              received.meta.kind == .echo, received.meta.nonce.count == ProbeMeta.nonceLength else { return nil }
+        let nonce = received.meta.nonce
+        guard UInt16(nonce[0]) << 8 | UInt16(nonce[1]) == salt else { return nil }
+        let sentMillis = UInt16(nonce[2]) << 8 | UInt16(nonce[3])
+        let target = UInt32(nonce[4]) << 24 | UInt32(nonce[5]) << 16 | UInt32(nonce[6]) << 8 | UInt32(nonce[7])
+        let rtt = UInt64(millis &- sentMillis) * 1_000_000
+        let sent = ProbeName.characters(meta: received.meta, zone: zone, key: prober.key)
+        let probe = Prober.PreparedUpload(bytes: [], question: DNSQuestion(name: message.questions[0].name, type: .txt),
+                                          nonce: nonce, sent: sent)
+        let outcome = prober.judge(.response(datagram, rttNanos: rtt), for: probe)
+        return SweepAnswer(address: SweepRanges.describe(target), from: source == target ? nil : SweepRanges.describe(source),
+                           failure: outcome.failure, detail: outcome.detail,
+                           rttMs: Double(rtt) / 1e6, responseSize: datagram.count)
+    }
+}

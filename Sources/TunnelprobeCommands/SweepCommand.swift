@@ -1,0 +1,338 @@
+import ArgumentParser
+import Base
+import DNSWire
+import EngineModels
+import Foundation
+import NIOCore
+import ProbeClient
+import ProbeProtocol
+import Reports
+
+/// `tunnelprobe sweep`: a stateless sweep of address ranges at a paced packet rate, and the staged
+/// MTU scan (`scan`'s pipeline) of every address that answers, started while the sweep goes on.
+///
+/// A command of its own rather than a flag of `scan`: `scan` is stateful per pair from its first
+/// probe and takes lists of resolvers, a sweep takes ranges, keeps no state per address, streams
+/// and resumes; the two share the scan pipeline (`Scanner.scanPair`) and the report (`ScanReport`).
+struct SweepCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sweep",
+        abstract: "Sweep whole IPv4 ranges for resolvers at a paced packet rate, then MTU-scan what answers.",
+        discussion: """
+        One authenticated echo probe per address (the scan's honesty probe, under the first --domain), \
+        sent at --rate packets per second in a seeded random permutation of the ranges, so no network \
+        sees a burst. The probe's authenticated name carries the address it was sent to, so answers \
+        are matched without any state per address: memory is the same for a /24 and a /8. Every \
+        address that answers (anything but REFUSED) goes at once to the staged MTU scan of `scan` \
+        (reachability, honesty, upload, download, confirmation), for every --domain, while the sweep \
+        goes on. A lossy resolver whose one sweep probe is lost is not found: a sweep trades that \
+        for speed (run it again with another --seed to sample again).
+        Ranges: one entry per line, a.b.c.d/n, a.b.c.d-e.f.g.h or one address, # comments, anything \
+        after the first field ignored; overlaps are merged; no cap but --sample.
+        Streams into the report directory as it goes: sweep.jsonl (every answer), pairs.jsonl (every \
+        finished MTU scan), sweep.state (seed and position). After SIGINT or SIGTERM the sweep \
+        stops sending, waits --timeout for the last answers, and exits 130; `--resume DIR` goes on \
+        from there without probing any address again. At the end: scan.json and scan.md as `scan` \
+        writes them, sweep.json (the sweep's figures and seed), answering.txt and accepted.txt (plain \
+        address lists) and the engine exports.
+
+        Example:
+          tunnelprobe sweep --ranges country.txt --domain t.example.com --key-file probe.key --rate 2000
+          tunnelprobe sweep --ranges country.txt --domain t.example.com --key-file probe.key --resume reports/sweep-...
+        """
+    )
+
+    @Option(name: .customLong("ranges"), help: "File of IPv4 ranges (CIDR, start-end or one address per line; repeatable).")
+    var rangeFiles: [String] = []
+
+    @Option(name: .customLong("domain"), help: "Tunnel domain served by `tunnelprobe serve` (repeatable; the sweep probes under the first).")
+    var domains: [String] = []
+
+    @Option(help: "File with the pre-shared key (hexadecimal).")
+    var keyFile: String
+
+    @Option(help: "Sweep probes per second, never exceeded (the MTU scans of what answers come on top, paced by --per-resolver-qps).")
+    var rate: Double = 1000
+
+    @Option(help: "Sweep only this many addresses, a random subset (the first ones of the seeded permutation).")
+    var sample: UInt64?
+
+    @Flag(help: "Only sweep: find the addresses that answer (answering.txt), measure none of them.")
+    var sweepOnly = false
+
+    @Option(help: "Seconds to wait for each answer (the sweep waits this long after its last probe).")
+    var timeout: Double = 2.0
+
+    @Option(help: "Tries per size in the MTU scan when a probe times out or gets SERVFAIL.")
+    var attempts: Int = 2
+
+    @Option(help: "MTU scans at once.")
+    var concurrency: Int = 64
+
+    @Option(help: "Queries per second sent to any one resolver in the MTU scan (0 = no pacing).")
+    var perResolverQps: Double = 100
+
+    @Flag(help: "MTU scans without scan's congestion window (AIMD on the queries in flight); the sweep's own probes are paced by --rate either way.")
+    var noCongestionControl = false
+
+    @Option(help: "Confirmation probes per direction at the chosen sizes.")
+    var confirm: Int = 3
+
+    @Option(help: "Largest confirmation loss ratio (0-1) of a pair the exports take.")
+    var maxLoss: Double = ScanConfiguration.defaultMaxLoss
+
+    @Option(help: "Engines to give figures for, comma-separated, or all.")
+    var engine: String = "all"
+
+    @Option(help: "Seed of the permutation and of every random choice; random when absent, always reported.")
+    var seed: UInt64?
+
+    @Option(help: "Report directory (default reports/<run-id>).")
+    var out: String?
+
+    @Option(help: "Go on with the interrupted sweep in this report directory (same --ranges and --domain).")
+    var resume: String?
+
+    @Option(help: "Where this sweep runs from, recorded in the report (default: host name).")
+    var vantage: String?
+
+    @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        guard !rangeFiles.isEmpty else { throw ValidationError("give --ranges FILE") }
+        guard !domains.isEmpty else { throw ValidationError("give at least one --domain") }
+        guard rate >= 1, rate <= 1_000_000 else { throw ValidationError("--rate must be in 1...1000000 packets per second") }
+        if let sample, sample < 1 { throw ValidationError("--sample must be 1 or more") }
+        guard timeout > 0, timeout <= 60 else { throw ValidationError("--timeout must be in (0, 60] seconds") }
+        guard (1...10).contains(attempts) else { throw ValidationError("--attempts must be 1...10") }
+        guard (1...10_000).contains(concurrency) else { throw ValidationError("--concurrency must be 1...10000") }
+        guard perResolverQps >= 0 else { throw ValidationError("--per-resolver-qps must be 0 or more") }
+        guard (0...100).contains(confirm) else { throw ValidationError("--confirm must be 0...100") }
+        guard (0...1).contains(maxLoss) else { throw ValidationError("--max-loss must be in 0...1") }
+        if resume != nil, out != nil { throw ValidationError("--resume DIR writes into DIR: leave out --out") }
+        _ = try engines()
+    }
+
+    func engines() throws -> [Engine] {
+        if engine.trimmingCharacters(in: .whitespaces).lowercased() == "all" { return Engine.allCases }
+        let parsed = EngineCatalog.parse(engine)
+        guard parsed.unknown.isEmpty, !parsed.engines.isEmpty else {
+            throw ValidationError("--engine: unknown \(parsed.unknown.joined(separator: ", ")); use masterdnsvpn, masterdnsvpn-python, dnstt, slipstream, iodine or all")
+        }
+        return parsed.engines
+    }
+
+    func run() async throws {
+        let logger = common.logger("tunnelprobe.sweep")
+        let key: ProbeKey
+        do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
+        var zones: [DNSName] = []
+        for d in domains {
+            do { zones.append(try DNSName(d)) } catch { throw fail("--domain \(d): \(error)", .validationFailure) }
+        }
+        var blocks: [SweepRanges.Block] = []
+        var issues: [ResolverList.Issue] = []
+        for file in rangeFiles {
+            guard let data = FileManager.default.contents(atPath: file) else { throw fail("--ranges \(file): cannot read the file", Exit.badInput) }
+            let parsed = SweepRanges(bytes: Array(data), source: file)
+            blocks += parsed.blocks
+            issues += parsed.issues
+        }
+        let ranges = SweepRanges(blocks: blocks)
+        for issue in issues { logger.warning("\(issue)") }
+        guard ranges.total > 0 else { throw fail("no IPv4 address in --ranges", Exit.badInput) }
+
+        let run = CommandRun(kind: "sweep", out: resume ?? out)
+        let journal: SweepJournal
+        do { journal = try SweepJournal(directory: run.directory) } catch { throw fail("\(error)", Exit.environment) }
+        defer { journal.close() }
+        let digest = SweepJournal.digest(ranges)
+        var state: SweepJournal.State
+        if resume != nil {
+            guard var previous = journal.readState() else {
+                throw fail("--resume \(run.directory): no \(SweepJournal.stateFile) there", Exit.badInput)
+            }
+            guard previous.rangesDigest == digest else { throw fail("--resume: the ranges differ from the interrupted sweep's", Exit.badInput) }
+            if let seed, seed != previous.seed { throw fail("--resume: --seed \(seed) differs from the sweep's \(previous.seed)", Exit.badInput) }
+            if sample != previous.sample { throw fail("--resume: --sample differs from the interrupted sweep's", Exit.badInput) }
+            previous.runs += 1
+            state = previous
+        } else {
+            if journal.readState() != nil {
+                throw fail("\(run.directory) holds a sweep already: resume it with --resume \(run.directory), or choose another --out", Exit.badInput)
+            }
+            state = SweepJournal.State(seed: seed ?? UInt64.random(in: 0...UInt64.max), salt: UInt16.random(in: 0...UInt16.max),
+                                       rangesDigest: digest, rangesTotal: ranges.total, sample: sample,
+                                       checkpoint: SweepCheckpoint(), runs: 1)
+        }
+
+        var configuration = ScanConfiguration(resolvers: [], domains: zones)
+        let chosenEngines = try engines()
+        let wanted = Set(chosenEngines.map { EngineCatalog.model(for: $0).downloadRecordType.rawValue })
+        configuration.recordTypes = (["TXT"] + wanted.subtracting(["TXT"]).sorted()).compactMap { DNSType(name: $0) }
+            .filter { DownloadLayout.supportedTypes.contains($0) }
+        configuration.timeout = .milliseconds(Int64(timeout * 1000))
+        configuration.attempts = attempts
+        configuration.concurrency = concurrency
+        configuration.perResolverQPS = perResolverQps
+        configuration.confirmProbes = confirm
+        configuration.seed = state.seed
+        configuration.maxLoss = maxLoss
+        configuration.congestionControl = !noCongestionControl
+
+        let engine = QueryEngine(seed: state.seed)
+        let prober = Prober(engine: engine, key: key, encoding: configuration.encoding, timeout: configuration.timeout,
+                            pacer: perResolverQps > 0 ? Pacer(queriesPerSecond: perResolverQps) : nil)
+        let scanner = Scanner(configuration: configuration, prober: prober)
+        let sweepConfiguration = SweepConfiguration(ranges: ranges, seed: state.seed, rate: rate, sample: sample, timeout: timeout)
+        let sweeper: Sweeper
+        do {
+            sweeper = try Sweeper(configuration: sweepConfiguration, probe: SweepProbe(prober: prober, zone: zones[0], salt: state.salt))
+        } catch {
+            await engine.shutdown()
+            throw fail("\(error)", Exit.environment)
+        }
+        let sweepScan = SweepScan(sweeper: sweeper, scanner: scanner, journal: journal, measures: !sweepOnly)
+        let line = common.showsProgress ? SweepProgressLine() : nil
+        let resumed = resume != nil
+        let initial = state
+        var onProgress: (@Sendable (SweepProgress) -> Void)?
+        if let line { onProgress = { line.update($0) } }
+        let progress = onProgress
+        let result = await run.measure(onSignal: { sweepScan.stop() }) {
+            await sweepScan.run(state: initial, resumed: resumed, progress: progress)
+        }
+        line?.finish()
+        let peakBeforeReport = SweepReport.peakRSS()
+        await engine.shutdown()
+        if result.resumedUnsettled {
+            // The checkpoint is written ahead of each batch (a tenth of a second of probes), so a
+            // kill loses at most that batch unsent and the answers of the last --timeout; neither is
+            // probed again, which is what keeps every address at one probe.
+            logger.warning("the interrupted run was killed without settling: up to \(Int(rate * (timeout + 0.1))) addresses (its last batch, written ahead, and the answers of its last --timeout) may be missed; none is probed again")
+        }
+
+        var info = run.info(seed: state.seed, vantage: vantage)
+        if result.interrupted { info.complete = false }
+        let answering = result.answers.filter(\.answering)
+        var list = ResolverList()
+        for a in answering { if let ip = IPAddress(a.address) { list.add(Endpoint(address: ip, port: 53)) } }
+        configuration.resolvers = list.resolvers
+        let measuredPairs = Set(result.pairs.map { "\($0.resolver) \($0.domain)" })
+        let notTested = sweepOnly ? 0 : answering.count * zones.count - measuredPairs.count
+        var scanResult = ScanResult.measured(pairs: result.pairs, notTested: max(0, notTested),
+                                              queries: result.pairs.reduce(0) { $0 + $1.queries }, interrupted: result.interrupted)
+        scanResult.congestion = scanner.prober.congestion?.stats
+        var document = ScanReport.build(run: info, configuration: configuration, list: list, result: scanResult,
+                                        duration: result.seconds, engines: chosenEngines)
+        document.input.listIssues = issues.map(\.description)
+        var sweepDocument = SweepReport(result: result, configuration: sweepConfiguration, ranges: ranges, issues: issues)
+        sweepDocument.peakRSSKiBBeforeReport = peakBeforeReport
+        let scanJSON = try ReportWriter.json(document)
+        let sweepJSON = try ReportWriter.json(sweepDocument)
+        let accepted = result.pairs.filter(\.usable).map { $0.resolver.split(separator: ":").first.map(String.init) ?? $0.resolver }
+        var files = [("scan.json", scanJSON), ("scan.md", document.markdown()), ("sweep.json", sweepJSON),
+                     ("answering.txt", answering.map { $0.address + "\n" }.joined()),
+                     ("accepted.txt", Array(Set(accepted)).sorted { (SweepRanges.parseIPv4($0[...]) ?? 0) < (SweepRanges.parseIPv4($1[...]) ?? 0) }
+                        .map { $0 + "\n" }.joined())]
+        files += document.engineExportFiles()
+        try run.finish(json: sweepJSON, files: files,
+                       summary: sweepDocument.summaryLine + "\n" + document.summaryLine(directory: run.directory), common: common)
+        try run.exitStatus(failed: false)
+    }
+}
+
+/// sweep.json: the sweep's own figures (the MTU scan's are in scan.json).
+struct SweepReport: Codable {
+    var schema = "tunnelprobe.sweep/1"
+    var seed: UInt64
+    var ranges: [String]
+    var rangeIssues: [String]
+    var addresses: UInt64
+    var planned: UInt64
+    var sample: UInt64?
+    var rate: Double
+    /// Probes sent per second by this run (first to last probe).
+    var packetsPerSecond: Double?
+    var sentThisRun: UInt64
+    var sendErrors: UInt64
+    var lastSendError: String?
+    var swept: UInt64
+    var position: UInt64
+    var complete: Bool
+    var runs: Int
+    var resumedUnsettled: Bool
+    var answers: Int
+    var answering: Int
+    /// Answers by what the echo probe found: "honest" (the responder's own answer) or the failure.
+    var answersByOutcome: [String: Int]
+    var unmatchedDatagrams: UInt64
+    var measured: Int
+    var accepted: Int
+    var seconds: Double
+    /// Peak resident memory of the process (VmHWM, /proc/self/status), KiB: with the reports built
+    /// (which hold every measured pair), and when the sweep and its MTU scans ended.
+    var peakRSSKiB: Int?
+    var peakRSSKiBBeforeReport: Int?
+
+    init(result: SweepScanResult, configuration: SweepConfiguration, ranges: SweepRanges, issues: [ResolverList.Issue]) {
+        seed = configuration.seed
+        self.ranges = ranges.blocks.map { "\(SweepRanges.describe($0.first))-\(SweepRanges.describe($0.last))" }
+        rangeIssues = issues.map(\.description)
+        addresses = ranges.total
+        planned = configuration.planned
+        sample = configuration.sample
+        rate = configuration.rate
+        packetsPerSecond = result.stats.packetsPerSecond
+        sentThisRun = result.stats.sent
+        sendErrors = result.stats.sendErrors
+        lastSendError = result.stats.lastSendError
+        swept = result.checkpoint.emitted
+        position = result.checkpoint.position
+        complete = result.checkpoint.emitted >= configuration.planned && !result.interrupted
+        runs = result.state.runs
+        resumedUnsettled = result.resumedUnsettled
+        answers = result.answers.count
+        answering = result.answers.filter(\.answering).count
+        var byOutcome: [String: Int] = [:]
+        for a in result.answers { byOutcome[a.failure?.rawValue ?? "honest", default: 0] += 1 }
+        answersByOutcome = byOutcome
+        unmatchedDatagrams = result.stats.unmatched
+        measured = result.pairs.count
+        accepted = result.pairs.filter(\.accepted).count
+        seconds = result.seconds
+        peakRSSKiB = Self.peakRSS()
+    }
+
+    static func peakRSS() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return Int(line.split(separator: " ").dropFirst().first ?? "")
+        }
+        return nil
+    }
+
+    var summaryLine: String {
+        let pps = packetsPerSecond.map { String(format: "%.0f", $0) } ?? "-"
+        var s = "sweep: \(swept) of \(planned) addresses probed (\(pps) pps sent, --rate \(String(format: "%.0f", rate))), \(answering) answering, \(measured) measured, \(accepted) accepted, \(String(format: "%.1f", seconds)) s"
+        if !complete { s += Style.warn(" [incomplete: resume with --resume]") }
+        return s
+    }
+}
+
+/// The terminal line: swept, answering, measured, accepted, rate, ETA; redrawn at most ten times a second.
+final class SweepProgressLine: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last = Date.distantPast
+
+    func update(_ p: SweepProgress) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard Date().timeIntervalSince(last) >= 0.1 else { return }
+        last = Date()
+        let eta = p.etaSeconds.map { String(format: "%.0f s", $0) } ?? "-"
+        FileHandle.standardError.write(Data("\r\u{1B}[Ksweep: \(p.swept)/\(p.planned) swept, \(p.answering) answering, \(p.measured) measured, \(p.accepted) accepted, \(String(format: "%.0f", p.rate)) pps, ETA \(eta)".utf8))
+    }
+
+    func finish() { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+}

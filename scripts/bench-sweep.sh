@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Sweep benchmark (issue 21), run as root: the simulated internet (`lab internet`, 198.19.0.0/16,
+# about 2 % answering as a seeded mix: honest with UDP limits, hijackers, lossy, rate-limited, slow)
+# swept by `tunnelprobe sweep` at --rate, with the MTU scan of what answers.
+#  1. the sweep alone (--sweep-only) of 4,096, 16,384 and 65,536 addresses: packets per second
+#     sent vs --rate, peak memory (VmHWM: flat in the number of addresses), every answering address
+#     found (compared with truth.json), no address probed twice (counted by the simulated hosts);
+#  2. the sweep with the MTU scan of what answers, 4,096 (a /20) and 65,536 (the /16): wall time
+#     (target under 60 s for the /16 on two cores), the accepted set against the truth;
+#  3. the anchor, in the same run: the stateful `scan` of 1,024 addresses of the same /16 (a /22)
+#     with its defaults (2 s timeout, 2 attempts, 256 pairs at once), and its cost per address
+#     scaled to the /16.
+# RATE (default 5000), SEED (default 21), ANCHOR=0 to skip the anchor.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build -c release --product tunnelprobe >/dev/null
+bin=$(realpath .build/release/tunnelprobe)
+rate=${RATE:-5000}
+seed=${SEED:-21}
+work=$(mktemp -d)
+simpid=""
+cleanup() {
+  if [ -n "$simpid" ] && kill -0 "$simpid" 2>/dev/null; then kill -TERM "$simpid"; wait "$simpid" || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+start_sim() {  # $1: directory
+  "$bin" lab internet --dir "$1" --seed "$seed" --answering 0.02 >/dev/null &
+  simpid=$!
+  for _ in $(seq 1 300); do [ -f "$1/ready" ] && return 0; sleep 0.1; done
+  echo "lab internet did not get ready" >&2; exit 1
+}
+stop_sim() { kill -TERM "$simpid"; wait "$simpid" || true; simpid=""; }
+
+run_case() {  # $1: addresses, $2: full | sweep-only
+  local size=$1 mode=$2 block extra=()
+  case $size in 4096) block=198.19.0.0/20 ;; 16384) block=198.19.0.0/18 ;; 65536) block=198.19.0.0/16 ;; esac
+  [ "$mode" = sweep-only ] && extra=(--sweep-only)
+  local dir="$work/sim-$size-$mode"
+  start_sim "$dir"
+  local ns; ns=$(cat "$dir/netns")
+  echo "$block" > "$dir/block.txt"
+  echo "== $mode: $size addresses ($block) at --rate $rate"
+  local start end
+  start=$(date +%s.%N)
+  ip netns exec "$ns" "$bin" sweep --ranges "$dir/block.txt" --domain vpn.sim.test --key-file "$dir/key.hex" \
+    --rate "$rate" --timeout 1 --concurrency 256 --engine masterdnsvpn --seed "$seed" --out "$dir/report" --quiet "${extra[@]}"
+  end=$(date +%s.%N)
+  stop_sim
+  python3 - "$dir" "$block" "$start" "$end" "$mode" <<'PY'
+import ipaddress, json, sys
+d, block, start, end, mode = sys.argv[1], ipaddress.ip_network(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+truth = json.load(open(f"{d}/truth.json"))
+sweep = json.load(open(f"{d}/report/sweep.json"))
+scan = json.load(open(f"{d}/report/scan.json"))
+probes = json.load(open(f"{d}/probes.json"))
+hosts = [h for h in truth["hosts"] if ipaddress.ip_address(h["address"]) in block]
+found = set(open(f"{d}/report/answering.txt").read().split())
+always = [h for h in hosts if h["behaviour"] != "lossy"]
+lossy = [h for h in hosts if h["behaviour"] == "lossy"]
+missed = [h["address"] for h in always if h["address"] not in found]
+extra = found - {h["address"] for h in hosts}
+print(f"wall {end - start:.2f} s (in the command {sweep['seconds']:.2f} s); sent {sweep['sentThisRun']} probes at "
+      f"{sweep['packetsPerSecond']:.0f} pps (--rate {sweep['rate']:.0f}); peak RSS {sweep['peakRSSKiB'] / 1024:.1f} MiB")
+print(f"truth: {len(hosts)} answering hosts ({len(always)} always answer, {len(lossy)} lossy); found {len(found)}: "
+      f"{len(always) - len(missed)} of {len(always)} always-answering, {sum(h['address'] in found for h in lossy)} of {len(lossy)} lossy, "
+      f"{len(extra)} not in the truth; missed {missed[:5]}")
+if mode == "full":
+    accepted = {p["resolver"].split(":")[0] for p in scan["pairs"] if p["accepted"]}
+    expected = {h["address"] for h in hosts if h["behaviour"] in ("honest", "slow", "rateLimited")}
+    print(f"MTU scan: {len(scan['pairs'])} pairs, {len(accepted)} accepted; of the {len(expected)} honest/slow/rate-limited "
+          f"{len(expected & accepted)} accepted, {len(accepted - expected)} accepted outside them (lossy)")
+print(f"sweep probes seen by the hosts: {probes['sweepProbes']} to {probes['addressesProbed']} addresses, "
+      f"{len(probes['probedTwice'])} probed twice")
+PY
+}
+
+for size in 4096 16384 65536; do run_case "$size" sweep-only; done
+for size in 4096 65536; do run_case "$size" full; done
+
+if [ "${ANCHOR:-1}" != 0 ]; then
+  dir="$work/sim-anchor"
+  start_sim "$dir"
+  ns=$(cat "$dir/netns")
+  echo "== anchor: stateful scan of 1,024 addresses (198.19.0.0/22), defaults"
+  start=$(date +%s.%N)
+  ip netns exec "$ns" "$bin" scan --resolver 198.19.0.0/22 --domain vpn.sim.test --key-file "$dir/key.hex" \
+    --engine masterdnsvpn --seed "$seed" --out "$dir/report" --quiet || true
+  end=$(date +%s.%N)
+  stop_sim
+  python3 - "$dir" "$start" "$end" <<'PY'
+import json, sys
+d, start, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+s = json.load(open(f"{d}/report/scan.json"))["summary"]
+wall = end - start
+print(f"wall {wall:.2f} s for {s['pairs']} pairs ({s['accepted']} accepted): {wall / max(1, s['pairs']) * 1000:.1f} ms per address, "
+      f"{wall / max(1, s['pairs']) * 65536 / 60:.1f} min scaled to 65,536 addresses")
+PY
+fi
