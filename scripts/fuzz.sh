@@ -19,7 +19,17 @@ if [ ${#targets[@]} -eq 0 ]; then targets=(dns pcap fates profile resolvers impa
 
 # SWIFT_BACKTRACE off: the Swift runtime's backtracer would catch the crash before libFuzzer saves it.
 export SWIFT_BACKTRACE=enable=no
+# The Fuzz package builds the root package as a path dependency in its own .build, and SwiftPM's
+# incremental build there does not notice source files added to (or removed from) the root package
+# ("cannot find type ..." after a pull): start that build afresh when the list of root sources changed.
+sources=$(find Sources Fuzz/Entries -type f \( -name '*.swift' -o -name '*.c' -o -name '*.h' \) | sort | sha256sum | cut -c1-64)
+stamp=Fuzz/.build/.root-sources
+if [ -d Fuzz/.build ] && [ "$(cat "$stamp" 2>/dev/null || true)" != "$sources" ]; then
+  echo "fuzz: the root package's source files changed; rebuilding Fuzz/.build from scratch"
+  rm -rf Fuzz/.build
+fi
 swift build -c release --package-path Fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -g
+echo "$sources" > "$stamp"
 binary=$(swift build -c release --package-path Fuzz --show-bin-path)/tunnelprobe-fuzz
 
 failed=()
