@@ -16,7 +16,7 @@ import Testing
             203.0.113.0/30 ; overlaps the single address below it? no: 0-3
             2001:db8::/32
             198.51.100.300
-            10.0.0.0/33
+            198.51.100.0/33
             198.51.100.20-198.51.100.19
             """
         let r = SweepRanges(bytes: Array(text.utf8), source: "list.txt")
