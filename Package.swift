@@ -64,10 +64,15 @@ let package = Package(
         // How each tunnel engine (MasterDnsVPN Go and Python, dnstt, slipstream, iodine) turns a pair's
         // measured name length and response sizes into the numbers its user types (docs/ENGINES.md).
         .target(name: "EngineModels", swiftSettings: strict),
-        // The probe wire format shared by client and responder (docs/PROTOCOL.md).
+        // The probe wire format shared by client and responder (docs/PROTOCOL.md), and MasterDnsVPN's
+        // own MTU-test requests (`scan --server masterdnsvpn`).
         .target(
             name: "ProbeProtocol",
-            dependencies: ["Base", "DNSWire", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "Base", "DNSWire", .product(name: "Crypto", package: "swift-crypto"),
+                // ChaCha20 without Poly1305 (MasterDnsVPN's encryption method 2).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: strict
         ),
         // The authoritative responder (SwiftNIO UDP), its path history and its leak zone.
@@ -179,13 +184,15 @@ let package = Package(
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzEntries", "TestSupport"]),
         .testTarget(
             name: "ProbeProtocolTests",
-            dependencies: ["ProbeProtocol", "DNSWire", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["ProbeProtocol", "DNSWire", "Base", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "ProbeServerTests",
             dependencies: ["ProbeServer", "ProbeProtocol", "DNSWire", "ProbeClient", "PathMetrics", "Reports", "Base", "Fates"] + nio
         ),
-        .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "EngineModels", "ProbeProtocol", "DNSWire", "Reports", "Base", "Fates"] + nio),
+        // Fixtures/mdv-server: captures of the real MasterDnsVPN server, read by path (#filePath).
+        .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "EngineModels", "ProbeProtocol", "DNSWire", "Reports", "Base", "Fates"] + nio,
+                    exclude: ["Fixtures"]),
         .testTarget(name: "PathMetricsTests", dependencies: ["PathMetrics", "Base"]),
         .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "Base"]),
         .testTarget(name: "TraceAnalysisTests", dependencies: ["TraceAnalysis", "Capture", "Reports", "DNSWire", "Fates", "TestSupport"]),

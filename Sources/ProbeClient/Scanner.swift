@@ -1,7 +1,7 @@
 public import Base
 public import DNSWire
 public import NIOCore
-import ProbeProtocol
+public import ProbeProtocol
 import Synchronization
 
 /// Everything a scan needs to know.
@@ -73,14 +73,25 @@ public struct ScanResult: Sendable {
 public struct Scanner: Sendable {
     public let configuration: ScanConfiguration
     public let prober: Prober
+    /// Set for `scan --server masterdnsvpn`: every probe is one of MasterDnsVPN's own MTU-test
+    /// requests to the user's server (`scanPairOnServer`), sent with `prober`'s transport.
+    public let masterDnsVPN: MasterDnsVPNServerProber?
 
-    public init(configuration: ScanConfiguration, prober: Prober) {
+    public init(configuration: ScanConfiguration, prober: Prober, masterDnsVPN: MasterDnsVPNMTUProbe? = nil) {
         self.configuration = configuration
         var prober = prober
         if configuration.congestionControl, prober.congestion == nil {
             prober.congestion = CongestionWindow(ceiling: configuration.concurrency)
         }
         self.prober = prober
+        self.masterDnsVPN = masterDnsVPN.map { MasterDnsVPNServerProber(prober: prober, probe: $0) }
+    }
+
+    /// The probe that passed before and tells a bad moment from a size limit: the echo, or against
+    /// a MasterDnsVPN server its smallest upload request.
+    func control(_ resolver: Endpoint, _ zone: DNSName) async -> ProbeOutcome {
+        if let masterDnsVPN { return await masterDnsVPN.echo(resolver, zone: zone) }
+        return await prober.echo(resolver, zone: zone)
     }
 
     public func run(progress: (@Sendable (ScanProgress) -> Void)? = nil) async -> ScanResult {
@@ -169,7 +180,7 @@ public struct Scanner: Sendable {
     }
 
     /// Retries a single probe while it fails transiently.
-    private func attempt(_ probe: () async -> ProbeOutcome, _ log: inout [ProbeOutcome]) async -> ProbeOutcome {
+    func attempt(_ probe: () async -> ProbeOutcome, _ log: inout [ProbeOutcome]) async -> ProbeOutcome {
         var last = ProbeOutcome.fail(.timeout)
         var tries = 0
         var congestedRetries = 0
@@ -201,7 +212,7 @@ public struct Scanner: Sendable {
         let first = await probe()
         guard first.failure == .servfail, !Task.isCancelled else { return first }
         if !first.cachedError {
-            let control = await prober.echo(resolver, zone: zone)
+            let control = await control(resolver, zone)
             extra.append(control)
             guard control.failure == .servfail else { return first }
         }
@@ -227,7 +238,7 @@ public struct Scanner: Sendable {
             try? await Task.sleep(nanoseconds: UInt64(step))
             waited += step
             step = min(step * 2, 1_000_000_000)
-            let control = await prober.echo(resolver, zone: zone)
+            let control = await control(resolver, zone)
             extra.append(control)
             if control.ok { return waited / 1_000_000 }
         }
@@ -281,21 +292,11 @@ public struct Scanner: Sendable {
 
     /// The whole pipeline for one pair; nil when cancelled before it finished.
     func scanPair(_ resolver: Endpoint, _ zone: DNSName) async -> ScanPair? {
+        if let masterDnsVPN { return await scanPairOnServer(masterDnsVPN, resolver, zone) }
         var log: [ProbeOutcome] = []
         var pair = ScanPair(resolver: resolver.description, domain: zone.description, accepted: false)
         func finish(_ stage: ScanStage?, _ failure: ProbeFailure?, _ detail: String? = nil) -> ScanPair? {
-            if Task.isCancelled { return nil }
-            pair.queries = log.count
-            let rtts = log.compactMap { $0.ok ? $0.rttNanos : nil }.sorted()
-            pair.rttMs = rtts.isEmpty ? nil : Double(rtts[rtts.count / 2]) / 1e6
-            if let stage, let failure {
-                pair.stage = stage
-                pair.failure = failure
-                pair.reason = "\(stage): \(failure.phrase)" + (detail.map { " (\($0))" } ?? "")
-            } else {
-                pair.accepted = true
-            }
-            return pair
+            Self.finished(&pair, log: log, stage, failure, detail)
         }
 
         let reach = await attempt({ await prober.reachability(resolver, zone: zone) }, &log)
@@ -347,44 +348,73 @@ public struct Scanner: Sendable {
         let downBytes = primary.bytes
 
         // Confirmation: a few more probes at the chosen sizes; the ratio says how steady they are.
-        if configuration.confirmProbes > 0 {
-            var ok = 0
-            var lost = 0
-            var confirmFailures: [ProbeFailure] = []
-            for _ in 0..<configuration.confirmProbes {
-                // Both sizes passed: a timeout now is loss or congestion, and a probe lost while the
-                // scan was congested is asked once more (the path's loss is measured, not the scan's).
-                let (u, d) = await CongestionWindow.expectingAnswer {
-                    var u = await prober.upload(resolver, zone: zone, characters: upChars)
-                    if u.congested { log.append(u); u = await prober.upload(resolver, zone: zone, characters: upChars) }
-                    var d = await prober.download(resolver, zone: zone, bytes: downBytes, type: type, queryCharacters: upChars)
-                    if d.congested {
-                        log.append(d)
-                        d = await prober.download(resolver, zone: zone, bytes: downBytes, type: type, queryCharacters: upChars)
-                    }
-                    return (u, d)
-                }
-                log += [u, d]
-                ok += (u.ok ? 1 : 0) + (d.ok ? 1 : 0)
-                lost += (u.failure == .timeout ? 1 : 0) + (d.failure == .timeout ? 1 : 0)
-                confirmFailures += [u.failure, d.failure].compactMap { $0 }
-                if let size = d.responseSize, d.ok, size > (pair.download?.responseSize ?? 0) {
-                    pair.download?.responseSize = size
-                }
-            }
-            let confirmation = ScanPair.Confirmation(sent: 2 * configuration.confirmProbes, succeeded: ok)
-            pair.confirmation = confirmation
-            pair.loss = ScanPair.loss(lost: lost, sent: confirmation.sent)
-            let lossy = (pair.loss?.ratio ?? 0) > configuration.maxLoss
-            pair.lossExceeded = lossy
-            // On a lossy pair a size above the chosen one that only timed out may have met loss, not a limit.
-            if lossy, pair.download?.limitedBy == .timeout { pair.download?.limitedBy = .loss }
-            if lossy, pair.upload?.limitedBy == .timeout { pair.upload?.limitedBy = .loss }
-            if confirmation.ratio < 0.5 {
-                return finish(.confirmation, confirmFailures.first ?? .timeout,
-                              "\(ok) of \(confirmation.sent) confirmation probes passed")
-            }
+        if let rejected = await confirm(&pair, log: &log,
+                                        upload: { await prober.upload(resolver, zone: zone, characters: upChars) },
+                                        download: { await prober.download(resolver, zone: zone, bytes: downBytes, type: type,
+                                                                          queryCharacters: upChars) }) {
+            return finish(.confirmation, rejected.failure, rejected.detail)
         }
         return finish(nil, nil)
+    }
+
+    /// Ends a pair: its query count, median RTT (of the answered probes) and verdict.
+    static func finished(_ pair: inout ScanPair, log: [ProbeOutcome], _ stage: ScanStage?, _ failure: ProbeFailure?,
+                         _ detail: String? = nil) -> ScanPair? {
+        if Task.isCancelled { return nil }
+        pair.queries = log.count
+        let rtts = log.compactMap { $0.ok ? $0.rttNanos : nil }.sorted()
+        pair.rttMs = rtts.isEmpty ? nil : Double(rtts[rtts.count / 2]) / 1e6
+        if let stage, let failure {
+            pair.stage = stage
+            pair.failure = failure
+            pair.reason = "\(stage): \(failure.phrase)" + (detail.map { " (\($0))" } ?? "")
+        } else {
+            pair.accepted = true
+        }
+        return pair
+    }
+
+    /// The confirmation stage: `confirmProbes` more probes per direction at the chosen sizes; sets the
+    /// pair's confirmation, loss (RFC 7680 2.4: no answer within the timeout) and loss flag, and
+    /// returns the failure that rejects the pair when fewer than half passed.
+    func confirm(_ pair: inout ScanPair, log: inout [ProbeOutcome], upload: () async -> ProbeOutcome,
+                 download: () async -> ProbeOutcome) async -> (failure: ProbeFailure, detail: String)? {
+        guard configuration.confirmProbes > 0 else { return nil }
+        var ok = 0
+        var lost = 0
+        var confirmFailures: [ProbeFailure] = []
+        for _ in 0..<configuration.confirmProbes {
+            // Both sizes passed: a timeout now is loss or congestion, and a probe lost while the
+            // scan was congested is asked once more (the path's loss is measured, not the scan's).
+            let (u, d) = await CongestionWindow.expectingAnswer {
+                var u = await upload()
+                if u.congested { log.append(u); u = await upload() }
+                var d = await download()
+                if d.congested {
+                    log.append(d)
+                    d = await download()
+                }
+                return (u, d)
+            }
+            log += [u, d]
+            ok += (u.ok ? 1 : 0) + (d.ok ? 1 : 0)
+            lost += (u.failure == .timeout ? 1 : 0) + (d.failure == .timeout ? 1 : 0)
+            confirmFailures += [u.failure, d.failure].compactMap { $0 }
+            if let size = d.responseSize, d.ok, size > (pair.download?.responseSize ?? 0) {
+                pair.download?.responseSize = size
+            }
+        }
+        let confirmation = ScanPair.Confirmation(sent: 2 * configuration.confirmProbes, succeeded: ok)
+        pair.confirmation = confirmation
+        pair.loss = ScanPair.loss(lost: lost, sent: confirmation.sent)
+        let lossy = (pair.loss?.ratio ?? 0) > configuration.maxLoss
+        pair.lossExceeded = lossy
+        // On a lossy pair a size above the chosen one that only timed out may have met loss, not a limit.
+        if lossy, pair.download?.limitedBy == .timeout { pair.download?.limitedBy = .loss }
+        if lossy, pair.upload?.limitedBy == .timeout { pair.upload?.limitedBy = .loss }
+        if confirmation.ratio < 0.5 {
+            return (confirmFailures.first ?? .timeout, "\(ok) of \(confirmation.sent) confirmation probes passed")
+        }
+        return nil
     }
 }

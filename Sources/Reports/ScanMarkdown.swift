@@ -13,6 +13,7 @@ extension ScanReport {
         out.append("- Encoding \(settings.encoding), record type \((settings.recordTypes ?? [settings.recordType]).joined(separator: ", ")), timeout \(settings.timeoutMs) ms, \(settings.attempts) attempts per size, \(settings.confirmProbes) confirmation probes per direction")
         out.append("- Vantage \(run.vantage), seed \(run.seed), \(summary.queries) queries in \(String(format: "%.1f", summary.durationSeconds)) s, started \(run.startedAt)")
         out.append("")
+        if let server { out += server.markdown() }
         out.append("## Synced MTU (minimum over accepted pairs within the loss threshold)")
         out.append("")
         if let up = synced.upload, let down = synced.download {
@@ -72,7 +73,10 @@ extension ScanReport {
             for issue in input.listIssues.prefix(50) { out.append("- \(issue)") }
             out.append("")
         }
-        out.append("Definitions: upload bytes = payload bytes the longest intact QNAME carries in \(settings.encoding) (RFC 1035 2.3.4: 63-octet labels, 253-character names), tunnelprobe's own probe units, not an engine setting (the engine table gives those); download bytes = payload bytes in one \(settings.recordType) response; response bytes = size of the largest DNS message that arrived intact; RTT = median over the pair's answered probes; loss = confirmation probes without an answer within the timeout (RFC 7680 2.4), with the Wilson 95 % interval; down limited by = what failed just above the chosen size (TC: the resolver's limit toward the client; upstream EDNS: the size the resolver advertises upstream, seen by the responder in the query's OPT record).")
+        let upDefinition = server == nil
+            ? "payload bytes the longest intact QNAME carries in \(settings.encoding) (RFC 1035 2.3.4: 63-octet labels, 253-character names), tunnelprobe's own probe units, not an engine setting (the engine table gives those)"
+            : "the largest MTU_UP_REQ payload the server received whole through the pair (MasterDnsVPN's upload MTU; its name must stay within 253 characters, RFC 1035 2.3.4)"
+        out.append("Definitions: upload bytes = \(upDefinition); download bytes = payload bytes in one \(settings.recordType) response; response bytes = size of the largest DNS message that arrived intact; RTT = median over the pair's answered probes; loss = confirmation probes without an answer within the timeout (RFC 7680 2.4), with the Wilson 95 % interval; down limited by = what failed just above the chosen size (TC: the resolver's limit toward the client; upstream EDNS: the size the resolver advertises upstream, seen by the responder in the query's OPT record).")
         return out.joined(separator: "\n") + "\n"
     }
 }

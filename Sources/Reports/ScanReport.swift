@@ -31,6 +31,9 @@ public struct ScanReport: Codable, Sendable, Hashable {
     /// What the scan's congestion window did (AIMD on the queries in flight, RFC 5681 3.1); nil
     /// without congestion control and in reports made before it.
     public var congestion: CongestionWindow.Stats?
+    /// `scan --server masterdnsvpn`: the probes were the engine's own MTU-test requests to the
+    /// user's server (the figures are the engine's, measured); nil for a scan of `serve`.
+    public var server: ScanServerProbing?
 
     public init(run: RunInfo, settings: ScanSettings, input: InputSummary, pairs: [ScanPair], synced: Synced,
                 optimized: Optimized?, summary: Summary, engines: [EngineScan]? = nil) {

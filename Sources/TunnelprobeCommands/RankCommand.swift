@@ -212,12 +212,18 @@ struct RankCommand: AsyncParsableCommand {
         guard let bytes = SystemCall.readFile(scanPath, limit: JSONLimits.report.maxBytes + 1) else {
             throw fail("--scan \(scanPath): cannot be read", Exit.badInput)
         }
+        let report: ScanReport
         do {
             try JSONLimits.report.check(bytes)
-            return try JSONDecoder().decode(ScanReport.self, from: Data(bytes))
+            report = try JSONDecoder().decode(ScanReport.self, from: Data(bytes))
         } catch {
             throw fail("--scan \(scanPath): not a scan report (\(error))", Exit.badInput)
         }
+        // rank and monitor send tunnelprobe's own probes, which only `tunnelprobe serve` answers.
+        if report.server != nil {
+            throw fail("--scan \(scanPath): this scan asked a MasterDnsVPN server in its own requests; rank and monitor probe `tunnelprobe serve` (scan the pairs with --key-file through serve, or serve --forward in front of the server)", Exit.badInput)
+        }
+        return report
     }
 
     /// `--engine`, or the engines the scan named, or all.

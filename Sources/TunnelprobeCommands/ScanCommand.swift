@@ -33,6 +33,13 @@ struct ScanCommand: AsyncParsableCommand {
         server -mtu, slipstream's usability, iodine's -M and -m, computed by the engine's model \
         (docs/ENGINES.md) from the measured name length and response size, with the synced values \
         and the files each engine reads under exports/<engine>/.
+        With --server masterdnsvpn (--server-key-file, --encryption-method) nothing is deployed: the \
+        probes are MasterDnsVPN's own MTU-test requests (Go edition), which its server answers before \
+        any session, sent to the server you already run; the sizes are its MTUs, measured, and the \
+        exports are its files. Its answers carry no MAC: a reply counts when it echoes the request's \
+        random 4-byte code and size, which with methods 0 and 1 a resolver on the path can read (and \
+        with method 1 every request shows the key's first 12 characters, as every frame of the engine \
+        does; tunnelprobe's padding is random, the engine's own MTU probes show the whole key).
         Writes scan.json, scan.md and the engine exports into reports/<run-id>/.
         With --e2e (root), the real engine (verify's: iodine or --e2e-engine command) is then started \
         for each of the best --e2e-count usable pairs, pinned to that one resolver: its handshake \
@@ -42,6 +49,8 @@ struct ScanCommand: AsyncParsableCommand {
 
         Example:
           tunnelprobe scan --resolvers resolvers.txt --domain t.example.com --key-file probe.key
+          tunnelprobe scan --resolvers resolvers.txt --domain v.example.com --server masterdnsvpn \\
+            --server-key-file encrypt_key.txt --encryption-method aes-256-gcm
         """
     )
 
@@ -50,8 +59,20 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(name: .customLong("domain"), help: "Tunnel domain served by `tunnelprobe serve` (repeatable).")
     var domains: [String] = []
 
-    @Option(help: "File with the pre-shared key (hexadecimal).")
-    var keyFile: String
+    @Option(help: "File with the pre-shared key (hexadecimal) shared with `tunnelprobe serve`; not used with --server masterdnsvpn.")
+    var keyFile: String?
+
+    @Option(help: "What answers the probes: tunnelprobe (`tunnelprobe serve`, authenticated answers) or masterdnsvpn (your own MasterDnsVPN server, Go edition, answering its own MTU-test requests: nothing to deploy, but its answers carry no MAC).")
+    var server: String = "tunnelprobe"
+
+    @Option(help: "With --server masterdnsvpn: the server's key file (encrypt_key.txt, or a file holding the client's ENCRYPTION_KEY).")
+    var serverKeyFile: String?
+
+    @Option(help: "With --server masterdnsvpn: the server's DATA_ENCRYPTION_METHOD, 0-5 or none, xor, chacha20, aes-128-gcm, aes-192-gcm, aes-256-gcm.")
+    var encryptionMethod: String = "1"
+
+    @Flag(help: "With --server masterdnsvpn: ask for base64 TXT answers, as a client with BASE_ENCODE_DATA = true does (the download MTU differs).")
+    var baseEncodeData = false
 
     @Option(help: "Upload label encoding: base32, base36, base64url, base128.")
     var encoding: String = "base32"
@@ -122,6 +143,30 @@ struct ScanCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard !domains.isEmpty else { throw ValidationError("give at least one --domain") }
+        switch server {
+        case "tunnelprobe":
+            guard keyFile != nil else { throw ValidationError("give --key-file (the key `tunnelprobe serve` uses)") }
+            guard serverKeyFile == nil, !baseEncodeData else {
+                throw ValidationError("--server-key-file and --base-encode-data go with --server masterdnsvpn")
+            }
+        case "masterdnsvpn":
+            guard serverKeyFile != nil else { throw ValidationError("--server masterdnsvpn needs --server-key-file (the server's encrypt_key.txt)") }
+            guard Self.encryptionMethodNumber(encryptionMethod) != nil else {
+                throw ValidationError("--encryption-method must be 0-5 or one of \(MasterDnsVPNMTUProbe.methodNames.joined(separator: ", "))")
+            }
+            guard recordType == nil || recordType?.uppercased() == "TXT" else {
+                throw ValidationError("--server masterdnsvpn answers in TXT only; leave --record-type out")
+            }
+            guard edns == "server" else { throw ValidationError("--edns asks `tunnelprobe serve`; MasterDnsVPN's server answers whole whatever the resolver advertises") }
+            guard encoding == "base32" else { throw ValidationError("--encoding is tunnelprobe's; MasterDnsVPN's requests are in its own base 36") }
+            guard uploadMaxChars == nil else { throw ValidationError("--upload-max-chars is tunnelprobe's; the engine's upload search runs from 10 to what the name holds") }
+            let named = engine.trimmingCharacters(in: .whitespaces).lowercased()
+            guard named == "all" || EngineCatalog.parse(engine).engines == [.masterDnsVPNGo] else {
+                throw ValidationError("--server masterdnsvpn measures in MasterDnsVPN's (Go edition) own units; --engine must be masterdnsvpn")
+            }
+        default:
+            throw ValidationError("--server must be tunnelprobe or masterdnsvpn")
+        }
         guard !resolverOptions.isEmpty else {
             throw ValidationError("give --resolver or --resolvers FILE")
         }
@@ -150,7 +195,15 @@ struct ScanCommand: AsyncParsableCommand {
         let logger = common.logger("tunnelprobe.scan")
         let run = CommandRun(kind: "scan", out: out)
         let key: ProbeKey
-        do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
+        let serverProbe = try masterDnsVPNProbe()
+        if let keyFile {
+            do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
+        } else {
+            // Against a MasterDnsVPN server no probe of tunnelprobe's own is answered; the reachability
+            // query needs no key. A throwaway one keeps the prober whole.
+            var g = SystemRandomNumberGenerator()
+            key = try ProbeKey(bytes: (0..<32).map { _ in UInt8.random(in: 0...255, using: &g) })
+        }
         var zones: [DNSName] = []
         for d in domains {
             do { zones.append(try DNSName(d)) } catch { throw fail("--domain \(d): \(error)", .validationFailure) }
@@ -163,8 +216,8 @@ struct ScanCommand: AsyncParsableCommand {
         let endToEndConfiguration = try endToEnd.configuration(seed: seed)
         var configuration = ScanConfiguration(resolvers: list.resolvers, domains: zones)
         configuration.encoding = LabelEncoding(rawValue: encoding)!
-        let chosenEngines = try engines()
-        configuration.recordTypes = try recordTypes()
+        let chosenEngines = serverProbe == nil ? try engines() : [.masterDnsVPNGo]
+        configuration.recordTypes = serverProbe == nil ? try recordTypes() : [.txt]
         configuration.timeout = .milliseconds(Int64(timeout * 1000))
         configuration.attempts = attempts
         configuration.concurrency = concurrency
@@ -181,7 +234,7 @@ struct ScanCommand: AsyncParsableCommand {
         var prober = Prober(engine: engine, key: key, encoding: configuration.encoding, timeout: configuration.timeout,
                             pacer: perResolverQps > 0 ? Pacer(queriesPerSecond: perResolverQps) : nil)
         prober.ednsRequest = Self.ednsRequests[edns] ?? .server
-        let scanner = Scanner(configuration: configuration, prober: prober)
+        let scanner = Scanner(configuration: configuration, prober: prober, masterDnsVPN: serverProbe)
         var liveCapture: LiveCapture?
         if let capture {
             let live = ProbeCapture.live(endpoints: list.resolvers, device: captureDevice, writeTo: capture)
@@ -207,8 +260,20 @@ struct ScanCommand: AsyncParsableCommand {
         var info = run.info(seed: seed, vantage: vantage)
         if result.interrupted { info.complete = false }
         var document = ScanReport.build(run: info, configuration: configuration, list: list, result: result,
-                                        duration: Date().timeIntervalSince(run.started), engines: chosenEngines)
+                                        duration: Date().timeIntervalSince(run.started), engines: chosenEngines,
+                                        models: serverProbe.map { [Self.model(of: $0)] })
         document.settings.edns = edns
+        if let serverProbe {
+            document.settings.encoding = "lowerbase36"
+            document.server = ScanServerProbing(
+                edition: "go", encryptionMethod: serverProbe.cipher.method,
+                encryptionName: MasterDnsVPNMTUProbe.methodNames[serverProbe.cipher.method],
+                baseEncodeData: serverProbe.base64Replies, authentication: MasterDnsVPNMTUProbe.authentication,
+                wireExposure: serverProbe.wireExposure, pairs: result.pairs, model: Self.model(of: serverProbe))
+            if !result.pairs.isEmpty, result.pairs.allSatisfy({ $0.stage == .honesty && $0.failure == .noAnswer }) {
+                logger.warning("every resolver relayed answers without the server's MTU reply: check --server-key-file and --encryption-method (they must match the server's), and that the domain is served by MasterDnsVPN")
+            }
+        }
         if let endToEndConfiguration, !result.interrupted {
             document.endToEnd = await endToEnd.run(endToEndConfiguration, pairs: result.pairs, logger: logger)
         }
@@ -249,11 +314,44 @@ extension ScanCommand {
     }
 
     static let ednsRequests: [String: ProbeMeta.EDNSRequest] = ["server": .server, "honor": .honor, "ignore": .ignore]
+
+    /// `--encryption-method`: a number 0-5 or its name.
+    static func encryptionMethodNumber(_ text: String) -> Int? {
+        let t = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if let n = Int(t), (0...5).contains(n) { return n }
+        return MasterDnsVPNMTUProbe.methodNames.firstIndex(of: t)
+    }
+
+    /// The request builder for `--server masterdnsvpn`, nil for a scan of `serve`; a key file that
+    /// cannot be read or is empty is one line and exit 66.
+    func masterDnsVPNProbe() throws -> MasterDnsVPNMTUProbe? {
+        guard server == "masterdnsvpn", let serverKeyFile, let method = Self.encryptionMethodNumber(encryptionMethod) else { return nil }
+        let text: String
+        do { text = try String(contentsOfFile: serverKeyFile, encoding: .utf8) } catch {
+            throw fail("--server-key-file \(serverKeyFile): cannot read it (\(error.localizedDescription))", Exit.badInput)
+        }
+        let length = text.trimmingCharacters(in: .whitespacesAndNewlines).count
+        let required = MasterDnsVPNMTUProbe.serverKeyLength(method: method)
+        guard length == 0 || length == required else {
+            throw fail("--server-key-file \(serverKeyFile): holds \(length) characters; with method \(method) the server's key is exactly \(required) (a key file of another length is replaced by a random key when the server starts: use the server's encrypt_key.txt as it is now)", Exit.badInput)
+        }
+        do {
+            return MasterDnsVPNMTUProbe(cipher: try MasterDnsVPNCipher(method: method, keyText: text), base64Replies: baseEncodeData)
+        } catch {
+            throw fail("--server-key-file \(serverKeyFile): \(error == .emptyKey ? "the file holds no key" : "\(error)")", Exit.badInput)
+        }
+    }
+
+    static func model(of probe: MasterDnsVPNMTUProbe) -> MasterDnsVPNGoModel {
+        MasterDnsVPNGoModel(encryption: EncryptionMethod(rawValue: probe.cipher.method) ?? .xor, baseEncodeData: probe.base64Replies)
+    }
 }
 
 extension ScanReport {
+    /// `models`, when given, replace the default model of each engine (a MasterDnsVPN server's own
+    /// encryption method and answer encoding).
     static func build(run: RunInfo, configuration c: ScanConfiguration, list: ResolverList, result: ScanResult,
-                      duration: Double, engines: [Engine]) -> ScanReport {
+                      duration: Double, engines: [Engine], models: [any EngineModel]? = nil) -> ScanReport {
         let settings = ScanSettings(
             domains: c.domains.map(\.description), encoding: c.encoding.rawValue, recordType: c.recordType.description,
             timeoutMs: Int(c.timeout.nanoseconds / 1_000_000), attempts: c.attempts, concurrency: c.concurrency,
@@ -266,7 +364,8 @@ extension ScanReport {
                                 input: InputSummary(resolvers: c.resolvers.count, listIssues: list.issues.map(\.description)),
                                 pairs: result.pairs, synced: SyncedMTU.synced(result.pairs),
                                 optimized: SyncedMTU.optimize(result.pairs), summary: summary,
-                                engines: EngineScan.all(engines, pairs: result.pairs))
+                                engines: models.map { $0.map { EngineScan(model: $0, pairs: result.pairs) } }
+                                    ?? EngineScan.all(engines, pairs: result.pairs))
         report.settings.recordTypes = c.recordTypes.map(\.description)
         report.settings.engines = engines.map(\.rawValue)
         report.congestion = result.congestion

@@ -14,6 +14,9 @@ extension ScanReport {
             } ?? "none: no pair accepted"),
             ("Probing", HTML.escape("\(settings.encoding) names, \(settings.recordType) answers, timeout \(settings.timeoutMs) ms, \(settings.attempts) attempts per size, \(summary.queries) queries in \(HTML.formatFixed(summary.durationSeconds, decimals: 1)) s")),
         ])
+        if let server {
+            s += "<p class=\"notice\"><b>Probed against your MasterDnsVPN server</b> (\(server.edition == "go" ? "Go" : HTML.escape(server.edition)) edition, encryption method \(server.encryptionMethod) \(HTML.escape(server.encryptionName))): the sizes are MasterDnsVPN's own MTUs. <b>Not authenticated:</b> \(HTML.escape(server.authentication)). On the wire: \(HTML.escape(server.wireExposure)). The engine model agrees on \(server.modelCheck.agreeing) of \(server.modelCheck.pairs) usable pair(s).</p>"
+        }
         s += engineHTML()
         if let endToEnd { s += endToEnd.html() }
         let accepted = pairs.filter(\.accepted)
