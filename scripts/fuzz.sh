@@ -15,7 +15,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then targets=(dns pcap fates profile resolvers impair report); fi
+if [ ${#targets[@]} -eq 0 ]; then targets=(dns pcap fates profile resolvers impair report mdvreply); fi
 
 # SWIFT_BACKTRACE off: the Swift runtime's backtracer would catch the crash before libFuzzer saves it.
 export SWIFT_BACKTRACE=enable=no

@@ -20,6 +20,7 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
     case resolvers
     case impair
     case report
+    case mdvreply
 
     /// Hands one input to this target's parser; any outcome but a crash or a hang is a pass.
     public func run(_ bytes: [UInt8]) {
@@ -31,7 +32,16 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
         case .resolvers: Self.resolvers(bytes)
         case .impair: Self.impair(bytes)
         case .report: Self.report(bytes)
+        case .mdvreply: Self.mdvreply(bytes)
         }
+    }
+
+    /// An answer to `scan --server masterdnsvpn` from an untrusted resolver: the DNS message, the
+    /// MasterDnsVPN frame in its TXT records (raw and base64, one record or chunks) judged against an
+    /// upload and a download request, and every question name read back as a request.
+    static func mdvreply(_ bytes: [UInt8]) {
+        guard let message = try? DNSMessage(parsing: bytes) else { return }
+        MasterDnsVPNServerProber.fuzzJudge(message)
     }
 
     /// A DNS message from an untrusted resolver: the total parser, then the cheaper summary reader that

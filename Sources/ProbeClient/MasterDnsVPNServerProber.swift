@@ -87,3 +87,23 @@ public struct MasterDnsVPNServerProber: Sendable {
     static let noRecordsDetail =
         "NOERROR without TXT records: the server could not read the request (another key or --encryption-method?), or it is not a MasterDnsVPN server"
 }
+
+extension MasterDnsVPNServerProber {
+    /// For the fuzz target `mdvreply`: judges `message` as the reply to an upload and a download
+    /// request under its own question's zone, with each reply encoding, and reads its question
+    /// back as a request; any outcome but a trap is right.
+    public static func fuzzJudge(_ message: DNSMessage) {
+        guard let question = message.questions.first, let zone = try? DNSName("vpn.lab.test"),
+              let cipher = try? MasterDnsVPNCipher(method: Int(message.header.id % 6), keyText: "fuzz") else { return }
+        for base64 in [false, true] {
+            let probe = MasterDnsVPNMTUProbe(cipher: cipher, base64Replies: base64)
+            _ = probe.parseRequest(name: question.name, zone: zone)
+            for request in [probe.upload(size: 40, zone: zone, code: 1), probe.download(size: 600, uploadMTU: 40, zone: zone, code: 1)] {
+                guard let request else { continue }
+                let renamed = DNSMessage(header: message.header, questions: [DNSQuestion(name: request.name, type: .txt)],
+                                         answers: message.answers.map { DNSResourceRecord(name: request.name, ttl: $0.ttl, rdata: $0.rdata) })
+                _ = judge(renamed, ProbeOutcome(), request: request, probe: probe)
+            }
+        }
+    }
+}
