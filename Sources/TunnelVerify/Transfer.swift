@@ -135,7 +135,9 @@ extension VerifySession {
         figures.bulkURL = bulk.url.description
         figures.bulkRequested = bulk.bytes
         let started = clock.now
-        let usesTUN = engine.usesTUN(socks: configuration.socks)
+        // As for the first data (Verifier): only an engine that carries data on the TUN must move its
+        // counters; MasterDnsVPN carries it through its SOCKS5 listener (the TUN only claims the routes).
+        let usesTUN = engine.carriesDataOnTUN(socks: configuration.socks)
         let before = usesTUN ? await sandbox.tunCounters() : nil
         var outcome = await SandboxProbes.bulkGet(bulk, socks: configuration.socks, namespacePath: sandbox.namespacePath)
         if usesTUN, case .success(let sample) = outcome {
