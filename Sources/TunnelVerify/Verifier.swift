@@ -391,7 +391,7 @@ struct VerifySession {
                 let path = bridged ? "the bridge (redsocks) and SOCKS5 \(configuration.socks?.description ?? "")"
                     : configuration.socks.map { "SOCKS5 \($0)" + (usesTUN ? " and \(sandbox.tunDevice)" : "") } ?? sandbox.tunDevice
                 record("data", started: started, ok: true, detail: "GET \(whoami) through \(path): \(exitIP.observed ?? "")")
-                guard await measureTransfer(dataStarted: started, process: process) else { return }
+                guard await measureTransfer(dataStarted: started, process: process, bridged: bridged) else { return }
             case .success:
                 fail("data", started: started, reason: "the answer from \(whoami) did not come through the TUN: traffic goes around the tunnel")
                 return

@@ -83,7 +83,8 @@ struct MasterDnsVPNPythonReplayLabTests {
     }
 
     /// A SOCKS5 server on the client's listener (127.0.0.1:18000) that answers every CONNECT as the
-    /// lab's whoami does (the exit address) and logs each target: the stand-in's "tunnel".
+    /// lab's whoami does (the exit address; 128 KiB for `/bulk`) and logs each target: the
+    /// stand-in's "tunnel".
     func socksServer(_ scratch: Scratch) throws -> String {
         try scratch.write("socks.py", """
             import socket, sys, threading
@@ -106,8 +107,9 @@ struct MasterDnsVPNPythonReplayLabTests {
                     port = int.from_bytes(exact(c, 2), "big")
                     log.write("%s:%d\\n" % (host, port)); log.flush()
                     c.sendall(b"\\x05\\x00\\x00\\x01\\x7f\\x00\\x00\\x01\\x00\\x00")
-                    c.recv(4096)
-                    c.sendall(b"HTTP/1.0 200 OK\\r\\nContent-Type: text/plain\\r\\n\\r\\n198.18.2.1\\n")
+                    request = c.recv(4096)
+                    body = b"x" * 131072 if request.startswith(b"GET /bulk") else b"198.18.2.1\\n"
+                    c.sendall(b"HTTP/1.0 200 OK\\r\\nContent-Type: text/plain\\r\\n\\r\\n" + body)
                 except Exception:
                     pass
                 finally:
@@ -280,6 +282,32 @@ struct MasterDnsVPNPythonReplayLabTests {
         let connects = (scratch.read("connects.txt") ?? "").split(separator: "\n")
         #expect(answered > 0 && connects.count >= answered && connects.allSatisfy { $0 == "203.0.113.80:80" }, "\(answered) answered, \(connects.count) CONNECTs")
         #expect(report.result.verdict == .pass, "\(report.result.notes)")
+    }
+
+    /// `scan --e2e`'s run for one pair (in process, `EndToEndConfiguration`): the first data and
+    /// the bulk download both go through the bridge, and a bridged engine's TUN, which nothing
+    /// reads, is not required to count the bulk's packets.
+    @Test(.timeLimit(.minutes(1))) func endToEndBulkGoesThroughTheBridge() async throws {
+        try Self.gate.check()
+        let scratch = try Scratch()
+        let key = try scratch.write("key", "00112233445566778899aabbccddeeff\n")
+        let python3 = try #require(Executables.locate("python3"))
+        var overrides = EngineOverrides()
+        overrides.enginePath = try userDirectory(scratch)
+        overrides.python = try interpreter(scratch, fixture: "fec-none",
+                                           tail: "exec \(python3) \(try socksServer(scratch)) \(scratch.directory)/connects.txt")
+        overrides.passwordFile = key
+        overrides.handshakeDeadline = .seconds(10)
+        let bulk = BulkTransfer(url: try #require(WhoamiURL("http://203.0.113.80/bulk")), bytes: 65_536, timeout: .seconds(20))
+        let e2e = EndToEndConfiguration(profile: try Profile.parse(Array(Self.profile.utf8)), engine: .masterdnsvpn, overrides: overrides,
+                                        whoami: try #require(WhoamiURL(Self.whoami)), bulk: bulk, seed: 18)
+        try await e2e.preflight()
+        let result = try await e2e.run(resolver: try Endpoint(parsing: "198.18.0.1:53", defaultPort: 53), domain: "m.lab.test", index: 0)
+        #expect(result.verdict == .pass, "\(result.reason ?? "")")
+        #expect(result.phases.map(\.name).contains("bridge") && result.phases.last?.name == "checks")
+        #expect(result.transfer?.bulkBytes == 65_536 && (result.transfer?.goodputBytesPerSecond ?? 0) > 0, "\(String(describing: result.transfer))")
+        let connects = (scratch.read("connects.txt") ?? "").split(separator: "\n")
+        #expect(connects.count >= 2 && connects.allSatisfy { $0 == "203.0.113.80:80" }, "\(connects)")
     }
 
     // MARK: - errors, one line each
