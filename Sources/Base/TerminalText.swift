@@ -10,23 +10,27 @@ public enum TerminalText {
         guard text.unicodeScalars.contains("\u{1B}") else { return text }
         var out = String.UnicodeScalarView()
         var scalars = text.unicodeScalars.makeIterator()
-        while let scalar = scalars.next() {
+        // A scalar read ahead that still has to be looked at (the end of a sequence, or a new ESC).
+        var pending: Unicode.Scalar?
+        while let scalar = pending ?? scalars.next() {
+            pending = nil
             guard scalar == "\u{1B}" else {
                 out.append(scalar)
                 continue
             }
             guard let next = scalars.next() else { break }
             if next == "[" {
-                // Parameters and intermediates up to the final byte; anything else ends the sequence there.
+                // Parameters and intermediates up to the final byte; anything else ends the sequence
+                // there and is looked at again.
                 while let byte = scalars.next() {
                     if (0x40...0x7E).contains(byte.value) { break }
                     if !(0x20...0x3F).contains(byte.value) {
-                        out.append(byte)
+                        pending = byte
                         break
                     }
                 }
             } else if !(0x40...0x5F).contains(next.value) {
-                out.append(next)
+                pending = next
             }
         }
         return String(out)

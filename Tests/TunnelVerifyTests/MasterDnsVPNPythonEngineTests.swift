@@ -258,7 +258,19 @@ struct MasterDnsVPNPythonEngineTests {
         #expect(TerminalText.plain("a\u{1B}Mb") == "ab")
         #expect(TerminalText.plain("end\u{1B}[3") == "end" && TerminalText.plain("\u{1B}") == "")
         #expect(TerminalText.plain("plain ✅ text") == "plain ✅ text")
+        #expect(TerminalText.plain("\u{1B}\u{1B}[31mx") == "x" && TerminalText.plain("a\u{1B}[3\u{1B}[0mb") == "ab")
         let recorded = try Self.fixture("fec-balanced")
         #expect(recorded.contains("\u{1B}[") && !TerminalText.plain(recorded).contains("\u{1B}"))
+        // Seeded: whatever the text, no escape is left and nothing but escape sequences goes.
+        var rng = SplitMix64(seed: 0x7E57_A251)
+        let alphabet: [Unicode.Scalar] = ["\u{1B}", "[", "3", "1", ";", "m", "M", "a", " ", "✅", "\u{7F}", "\n"]
+        for _ in 0..<5_000 {
+            var text = String.UnicodeScalarView()
+            for _ in 0..<Int(rng.next() % 24) { text.append(alphabet[Int(rng.next() % UInt64(alphabet.count))]) }
+            let plain = TerminalText.plain(String(text))
+            #expect(!plain.unicodeScalars.contains("\u{1B}"), "\(String(text).debugDescription)")
+            #expect(plain.unicodeScalars.filter { $0 == "✅" || $0 == "\n" }.count == text.filter { $0 == "✅" || $0 == "\n" }.count,
+                    "\(String(text).debugDescription)")
+        }
     }
 }
