@@ -66,6 +66,12 @@ public struct MasterDnsVPNPythonModel: EngineModel {
     /// Characters of the header label of a frame whose raw header has `header` bytes.
     public func headerLabel(_ header: Int) -> Int { WireArithmetic.base32Chars(header + encryption.overhead) }
 
+    /// Whether the client can build its queries with this method at all: the probe header's label
+    /// must fit 63 characters (AES-GCM makes it 40 bytes, 64 characters, and the client's
+    /// DnsPacketParser gives up with "Label too long": every MTU probe fails; recorded in
+    /// Tests/TunnelVerifyTests/Fixtures/masterdnsvpn-python).
+    public var buildsItsQueries: Bool { headerLabel(Self.probeHeader) <= WireArithmetic.maxLabel }
+
     /// Text length of the upload probe's name for `payload` bytes.
     public func uploadNameText(payload: Int, domainLength d: Int) -> Int {
         WireArithmetic.nameText(payloadChars: Self.payloadChars(payload, domainLength: d), labelSize: WireArithmetic.maxLabel,
@@ -124,7 +130,7 @@ public struct MasterDnsVPNPythonModel: EngineModel {
     public func upload(for pair: PairMeasurement) -> DirectionFigure {
         let setting = "MIN_UPLOAD_MTU / MAX_UPLOAD_MTU"
         guard let measured = pair.longestName else { return DirectionFigure(value: nil, boundBy: .notMeasured, setting: setting) }
-        guard headerLabel(Self.probeHeader) <= WireArithmetic.maxLabel else {
+        guard buildsItsQueries else {
             return DirectionFigure(value: nil, boundBy: .engineUnsupported, setting: setting)
         }
         let d = WireArithmetic.domainLength(pair.domain)

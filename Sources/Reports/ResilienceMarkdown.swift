@@ -9,9 +9,9 @@ extension ResilienceResult {
         lines.append("**Verdict: \(verdict)**")
         lines.append("")
         lines.append("Run `\(run.id)`, sandbox `\(sandbox)`, seed \(run.seed)\(run.complete ? "" : ", incomplete: \(run.interruption ?? "interrupted")").")
-        if let socks {
+        if let socks, let line = socksLine {
             lines.append("")
-            lines.append("SOCKS-shaped engine: first data and probes went through its SOCKS5 proxy `\(socks)`.")
+            lines.append(line.replacingOccurrences(of: "proxy \(socks)", with: "proxy `\(socks)`"))
         }
         let summary = summaryLines
         if !summary.isEmpty {
@@ -24,10 +24,12 @@ extension ResilienceResult {
             lines.append("")
             lines.append("## Cycles")
             lines.append("")
-            lines.append("| cycle | ok | handshake (ms) | first data (ms) | stop (ms) | failure |")
-            lines.append("|---:|---|---:|---:|---:|---|")
+            let bridgeColumn = bridged ? " bridge |" : ""
+            lines.append("| cycle | ok | handshake (ms) | first data (ms) | stop (ms) |\(bridgeColumn) failure |")
+            lines.append("|---:|---|---:|---:|---:|" + (bridged ? "---|" : "") + "---|")
             for c in cycles {
-                lines.append("| \(c.index) | \(c.ok ? "yes" : "no") | \(Self.ms(c.handshakeMs)) | \(Self.ms(c.firstDataMs)) | \(Self.ms(c.stopMs)) | \(Self.cell(c.failure ?? "")) |")
+                let bridge = bridged ? " \(Self.cell(Self.bridgeCell(c.bridge))) |" : ""
+                lines.append("| \(c.index) | \(c.ok ? "yes" : "no") | \(Self.ms(c.handshakeMs)) | \(Self.ms(c.firstDataMs)) | \(Self.ms(c.stopMs)) |\(bridge) \(Self.cell(c.failure ?? "")) |")
             }
             if let leftovers {
                 lines.append("")
@@ -48,13 +50,14 @@ extension ResilienceResult {
             lines.append("")
             lines.append("Recovery: from the end of the disruption to the answer of the first successful probe sent after it (probe flow: one HTTP GET every 100 ms through the tunnel).")
             lines.append("")
-            lines.append("| scenario | engine | disruption (ms) | recovery (s) | sent | lost | reconnect attempts | restarted | leaked |")
-            lines.append("|---|---|---|---:|---:|---:|---:|---|---|")
+            lines.append("| scenario | engine | disruption (ms) | recovery (s) | sent | lost | reconnect attempts | restarted | leaked |" + (bridged ? " bridge |" : ""))
+            lines.append("|---|---|---|---:|---:|---:|---:|---|---|" + (bridged ? "---|" : ""))
             for s in scenarios {
                 let recovery = s.recoverySeconds.map { Self.seconds($0) } ?? (s.recoveryNote ?? "did not recover within \(Self.seconds(s.recoveryBoundSeconds)) s")
                 let attempts = "\(s.reconnectAttempts)" + (s.reconnectStorm ? " (storm)" : "")
                 let leaked = s.leaked.map { $0 ? "**yes** (\(s.leakEvidence.count) packets)" : "no" } ?? "not captured"
-                lines.append("| \(s.scenario) | \(s.engine) | \(s.disruptionStartMs)–\(s.disruptionEndMs) | \(recovery) | \(s.requestsSent) | \(s.requestsLost) | \(attempts) | \(s.engineRestarted ?? "no") | \(leaked) |")
+                let bridge = bridged ? " \(Self.cell(Self.bridgeCell(s.bridge))) |" : ""
+                lines.append("| \(s.scenario) | \(s.engine) | \(s.disruptionStartMs)–\(s.disruptionEndMs) | \(recovery) | \(s.requestsSent) | \(s.requestsLost) | \(attempts) | \(s.engineRestarted ?? "no") | \(leaked) |\(bridge)")
             }
             for s in scenarios where !s.leakEvidence.isEmpty || !s.notes.isEmpty {
                 lines.append("")

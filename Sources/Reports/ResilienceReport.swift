@@ -1,11 +1,12 @@
 public import TunnelVerify
 
-/// `resilience.json` (`"schema": "tunnelprobe.resilience/1"`, docs/RESILIENCE.md): the run, then the
-/// fields of `ResilienceResult`.
+/// `resilience.json` (`"schema": "tunnelprobe.resilience/2"`, docs/RESILIENCE.md): the run, then the
+/// fields of `ResilienceResult`. /2 added the packet-flow bridge of each cycle and scenario
+/// (`bridge`); /1 files still load (the field is absent there, read as null).
 public typealias ResilienceReport = ResultDocument<ResilienceResult>
 
 extension ResilienceResult: ReportResult {
-    public static let schemaName = "tunnelprobe.resilience/1"
+    public static let schemaName = "tunnelprobe.resilience/2"
 }
 
 extension ResilienceResult {
@@ -52,6 +53,25 @@ extension ResilienceResult {
         }
         all += split?.notes.map { "split: \($0)" } ?? []
         return all
+    }
+}
+
+extension ResilienceResult {
+    /// Whether any start went through the packet-flow bridge (MasterDnsVPN's redsocks bridge).
+    public var bridged: Bool { cycles.contains { $0.bridge != nil } || scenarios.contains { $0.bridge != nil } }
+
+    /// How the probes reached the SOCKS5 proxy, in one sentence for the page and the Markdown.
+    public var socksLine: String? {
+        guard let socks else { return nil }
+        return bridged
+            ? "SOCKS-shaped engine behind the packet-flow bridge: first data and probes were the sandbox's own TCP connections, which the bridge (redsocks, started with each engine start) carried into its SOCKS5 proxy \(socks)."
+            : "SOCKS-shaped engine: first data and probes went through its SOCKS5 proxy \(socks)."
+    }
+
+    /// A bridge phase in a table cell: its set-up time, or why it failed; "–" without one.
+    public static func bridgeCell(_ phase: VerifyResult.Phase?) -> String {
+        guard let phase else { return "–" }
+        return phase.ok ? "\(phase.durationMs) ms" : "failed: \(phase.detail ?? "?")"
     }
 }
 

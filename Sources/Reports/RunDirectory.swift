@@ -1,5 +1,6 @@
 import Base
 import TraceAnalysis
+import TunnelVerify
 import Foundation
 
 /// The report kinds a run directory can hold, each `<kind>.json` with schema `tunnelprobe.<kind>/<n>`.
@@ -12,16 +13,18 @@ public enum ReportKind: String, CaseIterable, Codable, Sendable {
         switch self {
         case .trace: "tunnelprobe.trace/2"
         case .simulate: SimulateReport.schemaName
+        case .resilience: ResilienceResult.schemaName
         default: "tunnelprobe.\(rawValue)/1"
         }
     }
     /// The schemas it reads: the current one and earlier ones whose files still decode (trace/1 lacks
     /// only optional fields; simulate/1 decodes as /2, whose new fields are optional, and differs only
-    /// in the recommendation rule).
+    /// in the recommendation rule; resilience/1 lacks only the optional `bridge` fields).
     public var readableSchemas: [String] {
         switch self {
         case .trace: [schema, "tunnelprobe.trace/1"]
         case .simulate: [schema, "tunnelprobe.simulate/1"]
+        case .resilience: [schema, "tunnelprobe.resilience/1"]
         default: [schema]
         }
     }

@@ -50,9 +50,9 @@ public struct EndToEndConfiguration: Sendable {
 
     /// Root, the engine's program and its settings, checked once before the scan (on a
     /// placeholder pair: the profile's own resolver, or a documentation address).
-    public func preflight() throws(VerifyError) {
+    public func preflight() async throws(VerifyError) {
         let resolver = profile.resolvers.first?.endpoint ?? Endpoint(address: .v4(0xC000_0201), port: 53)
-        try verification(resolver: resolver, domain: profile.domain ?? "example.invalid", index: 0).preflight()
+        try await verification(resolver: resolver, domain: profile.domain ?? "example.invalid", index: 0).preflight()
     }
 
     /// Runs the engine for one pair. Never throws for the pair's own failure (that is the

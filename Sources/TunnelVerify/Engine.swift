@@ -5,8 +5,9 @@ import Foundation
 public enum EngineKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// iodine: a TUN-native DNS tunnel (Debian `iodine`).
     case iodine
-    /// MasterDnsVPN's client (Go edition): SOCKS-shaped, started with a config written from a
-    /// `masterdns` profile (`MasterDnsVPNConfig`); in no package registry.
+    /// MasterDnsVPN's client, Go edition or Python edition (`MasterDnsVPNEdition`, told by
+    /// `--engine-path`): SOCKS-shaped, started with a config written from a `masterdns` profile
+    /// (`MasterDnsVPNConfig`); in no package registry.
     case masterdnsvpn
     /// OpenVPN in static-key point-to-point mode (Debian `openvpn`).
     case openvpn
@@ -41,8 +42,11 @@ public struct EngineOverrides: Sendable, Hashable {
     public var command: [String] = []
     /// `--handshake-pattern`: a regular expression matched against the engine's log.
     public var handshakePattern: String?
-    /// `--engine-path`: the engine program, instead of looking it up on PATH.
+    /// `--engine-path`: the engine program, instead of looking it up on PATH (MasterDnsVPN: the Go
+    /// edition's client, or the Python edition's client.py or its directory).
     public var enginePath: String?
+    /// `--engine-python`: the interpreter that runs MasterDnsVPN's Python edition (else `python3`).
+    public var python: String?
     /// `--socks`: where a SOCKS-shaped engine listens (MasterDnsVPN's LISTEN_IP/LISTEN_PORT).
     public var socks: Endpoint?
     /// `--handshake-deadline`: how long the TUN and the handshake may take together (else `--deadline`).
@@ -82,6 +86,16 @@ struct Engine: Sendable {
     var environment: [String] = []
     /// MasterDnsVPN: the profile normalized into the client's config.
     var masterdns: MasterDnsVPNConfig?
+    /// Where the program is when a flag says (`--engine-path`; for MasterDnsVPN's Python edition
+    /// the interpreter, `--engine-python`), and the flag's name for the error that says it is not there.
+    var programPath: (path: String, flag: String)?
+    /// MasterDnsVPN's Python edition: what `--engine-path` names (client.py or its directory),
+    /// located with the other programs (`EngineRunConfiguration.prepared`).
+    var pythonScriptPath: String?
+    var pythonScript: MasterDnsVPNPythonScript?
+
+    /// The MasterDnsVPN edition, when the engine is MasterDnsVPN.
+    var edition: MasterDnsVPNEdition? { masterdns?.edition }
 
     /// Builds the engine from the profile's section and the flags; problems name the field.
     static func make(_ kind: EngineKind, profile: Profile, overrides: EngineOverrides) throws(ProfileError) -> Engine {
@@ -93,6 +107,7 @@ struct Engine: Sendable {
         var engine = Engine(kind: kind, program: "", package: "", carriers: [], carrierDomain: nil, handshakeMarker: nil,
                             handshakePattern: nil, failureMarkers: [], timeoutHints: [], settings: settings, secret: nil,
                             extraArguments: extra, commandTemplate: [])
+        engine.programPath = overrides.enginePath.map { ($0, "--engine-path") }
         switch kind {
         case .iodine:
             engine.program = "iodine"
@@ -126,9 +141,22 @@ struct Engine: Sendable {
                 ("Autodetecting DNS query type", "resolver unreachable: no answer to iodine's query-type detection"),
             ]
         case .masterdnsvpn:
-            engine.program = "masterdnsvpn-client"
-            engine.package = Self.masterDnsVPNPackage
-            let config = try MasterDnsVPNConfig.normalize(profile, socks: overrides.socks)
+            let edition = MasterDnsVPNEdition.of(enginePath: overrides.enginePath)
+            let config = try MasterDnsVPNConfig.normalize(profile, socks: overrides.socks, edition: edition, arguments: extra)
+            switch edition {
+            case .go:
+                engine.program = "masterdnsvpn-client"
+                engine.package = Self.masterDnsVPNPackage
+            case .python:
+                // The script is run by an interpreter; its arguments became config lines.
+                engine.program = "python3"
+                engine.package = "python3"
+                engine.programPath = overrides.python.map { ($0, "--engine-python") }
+                engine.pythonScriptPath = overrides.enginePath
+                engine.extraArguments = []
+                // Its log lines reach the file as they are written (print() is block-buffered on a file).
+                engine.environment = ["PYTHONUNBUFFERED=1"]
+            }
             engine.masterdns = config
             engine.carriers = config.resolvers
             engine.carrierDomain = config.domain
@@ -196,7 +224,7 @@ struct Engine: Sendable {
     }
 
     /// What to install when no MasterDnsVPN client is found (it is in no package registry).
-    static let masterDnsVPNPackage = "the MasterDnsVPN client is in no package registry: build the Go edition's cmd/client (github.com/masterking32/MasterDnsVPN) and put it on PATH as masterdnsvpn-client, or give --engine-path"
+    static let masterDnsVPNPackage = "the MasterDnsVPN client is in no package registry: build the Go edition's cmd/client (github.com/masterking32/MasterDnsVPN) and put it on PATH as masterdnsvpn-client, or give --engine-path (the Go client, or the Python edition's client.py)"
 
     static func secret(_ settings: Profile.EngineSettings, section: String, field: String) throws(ProfileError) -> String {
         if let password = settings.password, !password.isEmpty { return password }
@@ -225,20 +253,38 @@ struct Engine: Sendable {
         kind != .masterdnsvpn && usesTUN(socks: socks)
     }
 
+    /// Where MasterDnsVPN's files go in the sandbox's directory: the Go edition's config, or the
+    /// Python edition's private copy with its config beside client.py.
+    func masterDnsVPNDirectory(_ sandbox: Sandbox) -> String {
+        sandbox.directory + (edition == .python ? "/masterdnsvpn-python" : "/masterdnsvpn")
+    }
+
     /// The files the engine reads, written into the sandbox's directory before each launch
-    /// (MasterDnsVPN's client_config.toml and resolver file, root-only: the key is in it).
+    /// (MasterDnsVPN's client_config.toml and resolver file, root-only: the key is in it). The
+    /// Python edition's script directory is copied there first, once per run.
     func prepare(sandbox: Sandbox) throws(VerifyError) {
         guard let config = masterdns else { return }
-        let directory = sandbox.directory + "/masterdnsvpn"
+        let directory = masterDnsVPNDirectory(sandbox)
+        if let pythonScript, !Host.exists(directory + "/" + MasterDnsVPNPythonScript.scriptName) {
+            try pythonScript.copy(into: directory)
+        }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
-            try Data(config.toml(key: secret ?? "").utf8).write(to: URL(fileURLWithPath: directory + "/client_config.toml"))
-            try Data(config.resolverFile.utf8).write(to: URL(fileURLWithPath: directory + "/client_resolvers.txt"))
-            chmod(directory + "/client_config.toml", 0o600)
+            let configPath = directory + "/" + MasterDnsVPNConfig.configFileName
+            try Data(config.toml(key: secret ?? "").utf8).write(to: URL(fileURLWithPath: configPath))
+            try Data(config.resolverFile.utf8).write(to: URL(fileURLWithPath: directory + "/" + MasterDnsVPNConfig.resolverFileName))
+            chmod(configPath, 0o600)
         } catch {
             throw VerifyError(.sandboxFailed, "cannot write the MasterDnsVPN config in \(directory): \(error)")
         }
+    }
+
+    /// What can only be checked by running something, before anything is built: the Python
+    /// edition's interpreter and modules.
+    func checkRuntime(tools: Tools) async throws(VerifyError) {
+        guard edition == .python, let python = tools.engine else { return }
+        try await MasterDnsVPNPythonScript.checkInterpreter(python)
     }
 
     /// The engine's argv inside the sandbox (after `ip netns exec`).
@@ -247,8 +293,13 @@ struct Engine: Sendable {
         let env = environment.isEmpty ? [] : ["/usr/bin/env"] + environment
         switch kind {
         case .masterdnsvpn:
-            let directory = sandbox.directory + "/masterdnsvpn"
-            return env + [path, "-config", directory + "/client_config.toml", "-resolvers", directory + "/client_resolvers.txt"] + extraArguments
+            let directory = masterDnsVPNDirectory(sandbox)
+            if edition == .python {
+                // The copy's client.py: it reads its two files from its own directory.
+                return env + [path, directory + "/" + MasterDnsVPNPythonScript.scriptName]
+            }
+            return env + [path, "-config", directory + "/" + MasterDnsVPNConfig.configFileName,
+                          "-resolvers", directory + "/" + MasterDnsVPNConfig.resolverFileName] + extraArguments
         case .iodine:
             // -r: never try raw UDP to the server, the session must go through the resolver.
             return env + [path, "-f", "-r", "-P", secret ?? "", "-d", tun] + extraArguments
@@ -309,7 +360,7 @@ struct Engine: Sendable {
     /// Reads the log (and for WireGuard the peer state) for handshake evidence or failure words.
     func handshake(log: String, sandbox: Sandbox, tools: Tools) async -> HandshakeState {
         if kind == .masterdnsvpn {
-            switch MasterDnsVPNLog(log).handshake {
+            switch MasterDnsVPNLog(log, edition: edition ?? .go).handshake {
             case .pending: return .pending
             case .done(let evidence, _): return .done(evidence: evidence)
             }
@@ -353,11 +404,11 @@ struct Engine: Sendable {
         return IodineNames(domain: domain, arguments: extraArguments).minimisationEvidence(log: log)
     }
 
-    /// The engine's own line saying why it exited, when its log has one (MasterDnsVPN's
-    /// "Client startup failed: ...").
+    /// The engine's own line saying why it exited, when its log has one (MasterDnsVPN's Go edition
+    /// "Client startup failed: ...", the Python edition's "Failed to parse config file ...").
     func exitWords(log: String) -> String? {
         guard kind == .masterdnsvpn else { return nil }
-        return MasterDnsVPNLog(log).startupErrorLine
+        return MasterDnsVPNLog(log, edition: edition ?? .go).startupErrorLine
     }
 
     /// Why the handshake did not finish in time, from what the log shows.
@@ -376,7 +427,7 @@ struct Engine: Sendable {
 
     func timeoutReason(log: String) -> (reason: String, words: String?) {
         if kind == .masterdnsvpn {
-            let missing = MasterDnsVPNLog(log).missing
+            let missing = MasterDnsVPNLog(log, edition: edition ?? .go).missing
             return ("handshake timeout: \(missing.reason)", missing.line ?? Host.lastLine(log))
         }
         if let stuck = handshakeStuck(log: log) { return (stuck.reason, stuck.line) }
@@ -394,7 +445,7 @@ struct Engine: Sendable {
             }
             return (resolver, session)
         case .masterdnsvpn:
-            let parsed = MasterDnsVPNLog(log)
+            let parsed = MasterDnsVPNLog(log, edition: edition ?? .go)
             return (parsed.sessionResolver ?? parsed.accepted.first, parsed.sessionID.map { "session id \($0)" })
         case .openvpn:
             return (carriers.first?.description, lines.first { $0.contains("Peer Connection Initiated") })

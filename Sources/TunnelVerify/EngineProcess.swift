@@ -1,3 +1,4 @@
+import Base
 import Foundation
 import Subprocess
 import Synchronization
@@ -14,7 +15,9 @@ final class EngineProcess: Sendable {
     private let status = StatusBox()
 
     var exitStatus: Int32? { status.value.withLock { $0 } }
-    var logText: String { Host.readText(log) ?? "" }
+    /// The log as text, terminal escapes removed (MasterDnsVPN's Python edition colours every line
+    /// even into a file); the file itself stays as the engine wrote it.
+    var logText: String { Host.readText(log).map(TerminalText.plain) ?? "" }
 
     init(argv: [String], log: String) {
         self.log = log

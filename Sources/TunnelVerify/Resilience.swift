@@ -45,6 +45,11 @@ public struct ResilienceConfiguration: EngineRunConfiguration {
     /// data of each start and the probe flow go through it. Without `{tun}` in the engine's
     /// command line the engine has no TUN: no TUN address, no tunnel routes, no split check.
     public var socks: Endpoint?
+    /// Sends the sandbox's TCP into the SOCKS-shaped engine through redsocks (`PacketBridge`), as
+    /// `verify` does and the seed's packet-flow bridge does: started after each engine start's
+    /// handshake and stopped with the engine, so the first data and the probe flow are plain TCP
+    /// connections, as an app's are. On for MasterDnsVPN.
+    public var bridgeTCP: Bool
 
     public init(profile: Profile, engine: EngineKind, overrides: EngineOverrides = EngineOverrides(), whoami: WhoamiURL, seed: UInt64) {
         self.profile = profile
@@ -53,6 +58,14 @@ public struct ResilienceConfiguration: EngineRunConfiguration {
         self.whoami = whoami
         self.seed = seed
         socks = engine.defaultSOCKS
+        bridgeTCP = engine == .masterdnsvpn
+    }
+
+    /// `EngineRunConfiguration.preflight`, and the bridge's program when the run bridges TCP.
+    public func preflight() async throws(VerifyError) {
+        let (made, tools) = try prepared()
+        if bridgeTCP { _ = try Host.require("redsocks", package: "redsocks") }
+        try await made.checkRuntime(tools: tools)
     }
 }
 
@@ -121,9 +134,21 @@ struct ResilienceSession: Sendable {
         usesTUN = engine.usesTUN(socks: configuration.socks)
     }
 
+    /// The packet-flow bridge of each start, when the run bridges the sandbox's TCP into the
+    /// engine's SOCKS5 listener.
+    var packetBridge: PacketBridge? {
+        guard configuration.bridgeTCP, usesTUN, let socks = configuration.socks else { return nil }
+        return PacketBridge(sandbox: sandbox, socks: socks, carriers: engine.carriers)
+    }
+
+    /// Where the probes send their GETs: the SOCKS5 proxy itself, or nowhere special when the
+    /// bridge carries the sandbox's own connections into it (an app's plain connection).
+    var probeSOCKS: Endpoint? { packetBridge == nil ? configuration.socks : nil }
+
     /// How the probes reach the whoami URL, for the report's words.
     var dataPath: String {
         switch (configuration.socks, usesTUN) {
+        case (let socks?, true) where packetBridge != nil: "the bridge (redsocks 127.0.0.1:\(PacketBridge.port)) into the SOCKS5 proxy \(socks)"
         case (let socks?, true): "the SOCKS5 proxy \(socks) and \(sandbox.tunDevice)"
         case (let socks?, false): "the SOCKS5 proxy \(socks)"
         case (nil, _): "the TUN"
@@ -132,7 +157,7 @@ struct ResilienceSession: Sendable {
 
     /// One GET to the whoami URL the way the probe flow sends it.
     func probeOnce(timeout: Duration) async -> Result<String, ProbeFailure> {
-        await SandboxProbes.httpGet(url: configuration.whoami, socks: configuration.socks, namespacePath: sandbox.namespacePath,
+        await SandboxProbes.httpGet(url: configuration.whoami, socks: probeSOCKS, namespacePath: sandbox.namespacePath,
                                     timeout: timeout)
     }
 
@@ -148,6 +173,9 @@ struct ResilienceSession: Sendable {
         var pid: Int32
         var handshakeMs: Int
         var firstDataMs: Int
+        /// The packet-flow bridge of this start and its phase (`startedMs` from the launch).
+        var bridge: PacketBridge.Running?
+        var bridgePhase: VerifyResult.Phase?
     }
 
     struct StartFailure: Error {
@@ -155,6 +183,9 @@ struct ResilienceSession: Sendable {
         var process: EngineProcess?
         /// Milliseconds from the launch to the handshake, when the start got that far.
         var handshakeMs: Int?
+        /// The bridge, when the start got as far as setting it up.
+        var bridge: PacketBridge.Running?
+        var bridgePhase: VerifyResult.Phase?
     }
 
     var carriers: [String] { engine.carriers.map(\.host) }
@@ -237,6 +268,23 @@ struct ResilienceSession: Sendable {
         }
         // Routes again, idempotently: an engine may reconfigure its TUN during the handshake.
         _ = try? await reapplyTunnelRoutes()
+        // The packet-flow bridge, as verify sets it up: from here the sandbox's TCP into the TUN
+        // goes through redsocks into the engine's SOCKS5 listener.
+        var bridge: PacketBridge.Running?
+        var bridgePhase: VerifyResult.Phase?
+        if let packetBridge, let socks = configuration.socks {
+            let begun = clock.now
+            do {
+                let redsocks = try Host.require("redsocks", package: "redsocks")
+                bridge = try await packetBridge.start(tools: tools, redsocks: redsocks, deadline: clock.now + .seconds(5))
+                bridgePhase = .init(name: "bridge", startedMs: (begun - launched).milliseconds, durationMs: (clock.now - begun).milliseconds, ok: true,
+                                    detail: "IPv4 TCP into \(sandbox.tunDevice) -> redsocks 127.0.0.1:\(PacketBridge.port) -> SOCKS5 \(socks); carriers and loopback not redirected")
+            } catch {
+                let phase = VerifyResult.Phase(name: "bridge", startedMs: (begun - launched).milliseconds, durationMs: (clock.now - begun).milliseconds,
+                                               ok: false, detail: error.message)
+                throw StartFailure(reason: "bridge: \(error.message)", process: process, handshakeMs: handshakeMs, bridgePhase: phase)
+            }
+        }
         // First data counts only from the profile's exit (as in the probe flow): an answer that
         // came around the tunnel or the proxy is no data through it.
         let exit = configuration.profile.expectedExitIP
@@ -244,21 +292,26 @@ struct ResilienceSession: Sendable {
         while true {
             if case .success(let body) = await probeOnce(timeout: PhaseTiming.dataProbeTimeout),
                exit == nil || body.split(whereSeparator: \.isNewline).first.map(String.init) == exit { break }
-            if Task.isCancelled { throw StartFailure(reason: "interrupted", process: process, handshakeMs: handshakeMs) }
+            if Task.isCancelled {
+                throw StartFailure(reason: "interrupted", process: process, handshakeMs: handshakeMs, bridge: bridge, bridgePhase: bridgePhase)
+            }
             guard clock.now < dataDeadline else {
                 let hint = engine.dataStallHint(log: process.logText).map { "; \($0)" } ?? ""
                 throw StartFailure(reason: "handshake done but no data through \(dataPath) within \(configuration.deadline) of it\(hint)", process: process,
-                                   handshakeMs: handshakeMs)
+                                   handshakeMs: handshakeMs, bridge: bridge, bridgePhase: bridgePhase)
             }
             try? await clock.sleep(for: .milliseconds(50))
         }
-        return Running(process: process, pid: pid, handshakeMs: handshakeMs ?? 0, firstDataMs: (clock.now - launched).milliseconds)
+        return Running(process: process, pid: pid, handshakeMs: handshakeMs ?? 0, firstDataMs: (clock.now - launched).milliseconds,
+                       bridge: bridge, bridgePhase: bridgePhase)
     }
 
     /// SIGTERM to the engine (SIGKILL after a second) and the time until it is gone. Only the
     /// engine: whatever it left running is for the leftover check to find (then `killStrays`).
-    /// Without a pid (the engine never got one), everything in the sandbox goes.
-    func stop(_ process: EngineProcess?, pid: Int32?) async -> Int {
+    /// Without a pid (the engine never got one), everything in the sandbox goes. Then the
+    /// packet-flow bridge goes with it (its redirect, then redsocks), as the device's packet tunnel
+    /// goes with its VPN; the time returned is the engine's alone.
+    func stop(_ process: EngineProcess?, pid: Int32?, bridge: PacketBridge.Running? = nil) async -> Int {
         let started = clock.now
         if let pid {
             await Host.terminate([pid])
@@ -266,7 +319,15 @@ struct ResilienceSession: Sendable {
             await killStrays()
         }
         _ = await process?.waitForExit(timeout: .seconds(2))
-        return (clock.now - started).milliseconds
+        let stopped = (clock.now - started).milliseconds
+        if let packetBridge {
+            if let bridge {
+                await packetBridge.stop(bridge, tools: tools)
+            } else {
+                await packetBridge.removeRedirect(tools: tools)
+            }
+        }
+        return stopped
     }
 
     /// Every process still in the sandbox.
@@ -288,7 +349,7 @@ struct ResilienceSession: Sendable {
         do {
             running = try await start()
         } catch {
-            _ = await stop(error.process, pid: nil)
+            _ = await stop(error.process, pid: nil, bridge: error.bridge)
             if Task.isCancelled { interrupted = true; return }
             notes.append("the engine did not come up for the scenarios: \(error.reason)")
             return
@@ -316,13 +377,13 @@ struct ResilienceSession: Sendable {
             // engine to disrupt: the tool starts it again, or the remaining scenarios are not run.
             var restartNote: String?
             if let gone = await engineGone(current) {
-                _ = await stop(current.process, pid: current.pid)
+                _ = await stop(current.process, pid: current.pid, bridge: current.bridge)
                 await killStrays()
                 do {
                     current = try await start()
                     restartNote = "before this scenario the engine had exited (\(gone)); the tool started it again (handshake \(current.handshakeMs) ms, first data \(current.firstDataMs) ms after the launch)"
                 } catch {
-                    _ = await stop(error.process, pid: nil)
+                    _ = await stop(error.process, pid: nil, bridge: error.bridge)
                     if Task.isCancelled { interrupted = true; return }
                     let skipped = planned[index...].map { Self.scenarioName($0.kind, length: $0.length) }
                     scenariosNotRun += skipped
@@ -333,7 +394,7 @@ struct ResilienceSession: Sendable {
             }
             if let next = await scenario(step.kind, length: step.length, running: current, restartNote: restartNote) { current = next } else { return }
         }
-        _ = await stop(current.process, pid: current.pid)
+        _ = await stop(current.process, pid: current.pid, bridge: current.bridge)
         await killStrays()
     }
 
@@ -343,11 +404,11 @@ struct ResilienceSession: Sendable {
 
     /// How the engine of `running` ended, in words for the report ("status 0, its last line: ..."),
     /// or nil while it or a process it left runs in the sandbox (an
-    /// engine that replaced itself is still an engine).
+    /// engine that replaced itself is still an engine; the bridge's redsocks is not the engine).
     func engineGone(_ running: Running) async -> String? {
         guard let status = running.process.exitStatus else { return nil }
         if let outcome = try? await Host.run([tools.ip, "netns", "pids", sandbox.namespace]),
-           outcome.output.split(whereSeparator: \.isWhitespace).contains(where: { Int32($0) != nil }) { return nil }
+           outcome.output.split(whereSeparator: \.isWhitespace).contains(where: { Int32($0).map { $0 != running.bridge?.pid } ?? false }) { return nil }
         let last = Host.lastLine(running.process.logText).map { ", its last line: \"\($0)\"" } ?? ""
         return "status \(status)\(last)"
     }
@@ -358,12 +419,14 @@ struct ResilienceSession: Sendable {
         for index in 1...configuration.cycles {
             do {
                 let running = try await start()
-                let stopMs = await stop(running.process, pid: running.pid)
-                cycles.append(.init(index: index, ok: true, handshakeMs: running.handshakeMs, firstDataMs: running.firstDataMs, stopMs: stopMs))
+                let stopMs = await stop(running.process, pid: running.pid, bridge: running.bridge)
+                cycles.append(.init(index: index, ok: true, handshakeMs: running.handshakeMs, firstDataMs: running.firstDataMs, stopMs: stopMs,
+                                    bridge: running.bridgePhase))
             } catch {
-                let stopMs = await stop(error.process, pid: nil)
+                let stopMs = await stop(error.process, pid: nil, bridge: error.bridge)
                 if Task.isCancelled { interrupted = true; break }
-                cycles.append(.init(index: index, ok: false, handshakeMs: error.handshakeMs, stopMs: stopMs, failure: error.reason))
+                cycles.append(.init(index: index, ok: false, handshakeMs: error.handshakeMs, stopMs: stopMs, failure: error.reason,
+                                    bridge: error.bridgePhase))
             }
             if usesTUN { await sandbox.removeTunnelRoutes(carriers: carriers, split: routedSplit, tools: tools) }
             let snapshot = await sandbox.snapshot(tools: tools)
@@ -404,7 +467,8 @@ struct ResilienceSession: Sendable {
         let stopFlag = ProbeFlow.StopFlag()
         let url = configuration.whoami, path = sandbox.namespacePath
         let interval = configuration.probeInterval, timeout = configuration.probeTimeout, exit = configuration.profile.expectedExitIP
-        let socks = configuration.socks
+        // Bridged, the flow's GETs are plain connections, as an app's: the bridge must carry them.
+        let socks = probeSOCKS
         let flow = Task { await ProbeFlow.run(url: url, socks: socks, namespacePath: path, origin: origin, interval: interval, timeout: timeout,
                                               expectedExit: exit, stop: stopFlag) }
         let logBefore = running.process.logText.split(whereSeparator: \.isNewline).count
@@ -419,6 +483,8 @@ struct ResilienceSession: Sendable {
 
         var current: Running? = running
         var restartedBy: String?
+        /// The bridge phase of a restart that did not come back.
+        var restartBridge: VerifyResult.Phase?
         let startMs = (clock.now - origin).milliseconds
         do {
             switch kind {
@@ -469,7 +535,8 @@ struct ResilienceSession: Sendable {
                     restartedBy = "tool"
                 } catch {
                     scenarioNotes.append("the engine did not come back: \(error.reason)")
-                    _ = await stop(error.process, pid: nil)
+                    restartBridge = error.bridgePhase
+                    _ = await stop(error.process, pid: nil, bridge: error.bridge)
                 }
             }
         } catch {
@@ -548,7 +615,8 @@ struct ResilienceSession: Sendable {
             requestsSent: probes.count, requestsLost: probes.filter { !$0.ok }.count, reconnectAttempts: attempts, reconnectStorm: storm,
             engineRestarted: restartedBy, leaked: captured ? !leaks.isEmpty : nil,
             leakEvidence: leaks, probeLog: configuration.directory == nil ? nil : logName, probes: probes, failover: failover,
-            failoverNote: failoverNote, notes: scenarioNotes))
+            failoverNote: failoverNote, bridge: kind == .engineRestart ? current?.bridgePhase ?? restartBridge : running.bridgePhase,
+            notes: scenarioNotes))
         return current
     }
 
@@ -614,7 +682,9 @@ struct ResilienceSession: Sendable {
         case .iodine: ["Retrying version check", "Retrying login", "Sending login request"]
         case .openvpn: ["Restart pause", "ping-restart", "SIGUSR1"]
         case .wireguard: ["Sending handshake initiation"]
-        case .masterdnsvpn: ["Session init attempt with", "Session restart requested", "Session reset requested"]
+        case .masterdnsvpn: ["Session init attempt with", "Session restart requested", "Session reset requested",
+                             // The Python edition's words (client.py _init_session, _handle_control_packet).
+                             "Initializing session", "Session init failed via", "Session dropped by server"]
         case .command: []
         }
     }

@@ -31,13 +31,19 @@ public struct ResilienceResult: Codable, Sendable, Hashable {
         /// From the stop signal to the engine's exit.
         @NullCoded public var stopMs: Int?
         @NullCoded public var failure: String?
-        public init(index: Int, ok: Bool, handshakeMs: Int? = nil, firstDataMs: Int? = nil, stopMs: Int? = nil, failure: String? = nil) {
+        /// The packet-flow bridge of this start (verify's `bridge` phase; `startedMs` from the
+        /// launch): the sandbox's TCP through redsocks into the engine's SOCKS5 listener, which
+        /// the first data went through; `nil` when the engine has no bridge (or never got that far).
+        @NullCoded public var bridge: VerifyResult.Phase?
+        public init(index: Int, ok: Bool, handshakeMs: Int? = nil, firstDataMs: Int? = nil, stopMs: Int? = nil, failure: String? = nil,
+                    bridge: VerifyResult.Phase? = nil) {
             self.index = index
             self.ok = ok
             self.handshakeMs = handshakeMs
             self.firstDataMs = firstDataMs
             self.stopMs = stopMs
             self.failure = failure
+            self.bridge = bridge
         }
     }
 
@@ -125,12 +131,16 @@ public struct ResilienceResult: Codable, Sendable, Hashable {
         /// was not measured.
         @NullCoded public var failover: Failover?
         @NullCoded public var failoverNote: String?
+        /// The packet-flow bridge the probe flow went through (`startedMs` from that engine's
+        /// launch): the one of the engine start the scenario began with, or, when the scenario
+        /// restarted the engine, the restarted engine's; `nil` when the engine has no bridge.
+        @NullCoded public var bridge: VerifyResult.Phase?
         public var notes: [String]
         public init(scenario: String, engine: String, disruptionStartMs: Int, disruptionEndMs: Int, recoverySeconds: Double?,
                     recoveryBoundSeconds: Double, recoveryNote: String?, requestsSent: Int, requestsLost: Int,
                     reconnectAttempts: Int, reconnectStorm: Bool, engineRestarted: String?, leaked: Bool?,
                     leakEvidence: [UplinkPacket], probeLog: String?, probes: [Probe], failover: Failover? = nil,
-                    failoverNote: String? = nil, notes: [String]) {
+                    failoverNote: String? = nil, bridge: VerifyResult.Phase? = nil, notes: [String]) {
             self.scenario = scenario
             self.engine = engine
             self.disruptionStartMs = disruptionStartMs
@@ -149,6 +159,7 @@ public struct ResilienceResult: Codable, Sendable, Hashable {
             self.probes = probes
             self.failover = failover
             self.failoverNote = failoverNote
+            self.bridge = bridge
             self.notes = notes
         }
     }

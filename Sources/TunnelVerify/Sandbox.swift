@@ -355,32 +355,29 @@ struct Tools: Sendable {
     var nft: String
     var engine: String?
 
-    /// `path` (`--engine-path`) names the engine program instead of looking it up on PATH.
-    static func locate(engine: (program: String, package: String)?, path: String? = nil) throws(VerifyError) -> Tools {
+    /// `path` (a flag's value, `--engine-path` or `--engine-python`) names the engine program
+    /// instead of looking it up on PATH.
+    static func locate(engine: (program: String, package: String)?, path: (path: String, flag: String)? = nil) throws(VerifyError) -> Tools {
         guard Host.isRoot else {
             throw VerifyError(.notRoot, "verify needs root (CAP_NET_ADMIN for namespaces, veth, nftables and TUN): run as root or with sudo")
         }
         let ip = try Host.require("ip", package: "iproute2")
         let nft = try Host.require("nft", package: "nftables")
         let engineProgram: String?
-        if let engine, let path {
-            engineProgram = try Self.engine(at: path, program: engine.program, package: engine.package)
+        if engine != nil, let path {
+            engineProgram = try Self.engine(at: path.path, flag: path.flag)
         } else {
             engineProgram = try engine.map { program, package throws(VerifyError) in try Host.require(program, package: package) }
         }
         return Tools(ip: ip, nft: nft, engine: engineProgram)
     }
 
-    /// The engine program at `path`, which must be an executable file (not a script of the
-    /// MasterDnsVPN Python edition, which reads its config only beside itself).
-    static func engine(at path: String, program: String, package: String) throws(VerifyError) -> String {
+    /// The engine program at `path`, which must be an executable file.
+    static func engine(at path: String, flag: String) throws(VerifyError) -> String {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
               FileManager.default.isExecutableFile(atPath: path) else {
-            throw VerifyError(.missingTool, "--engine-path \(path): no executable file there")
-        }
-        if program == "masterdnsvpn-client", path.hasSuffix(".py") {
-            throw VerifyError(.missingTool, "--engine-path \(path): the MasterDnsVPN Python edition reads client_config.toml only beside its script, so verify cannot give it a config; run the Go edition's client")
+            throw VerifyError(.missingTool, "\(flag) \(path): no executable file there")
         }
         return path
     }

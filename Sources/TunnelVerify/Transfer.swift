@@ -127,20 +127,22 @@ extension SandboxProbes {
 
 extension VerifySession {
     /// After the first data through the tunnel: the time it took and, when asked, the bulk
-    /// download. Returns false when the bulk download failed (the run failed at `bulk`).
-    mutating func measureTransfer(dataStarted: ContinuousClock.Instant, process: EngineProcess) async -> Bool {
+    /// download, sent the way the first data was (through the bridge when there is one, as a plain
+    /// connection; else through the SOCKS5 proxy or the TUN). Returns false when the bulk download
+    /// failed (the run failed at `bulk`).
+    mutating func measureTransfer(dataStarted: ContinuousClock.Instant, process: EngineProcess, bridged: Bool) async -> Bool {
         var figures = VerifyResult.Transfer(firstDataMs: handshakeAt.map { (clock.now - $0).milliseconds })
         defer { transfer = figures }
         guard let bulk = configuration.bulk else { return true }
         figures.bulkURL = bulk.url.description
         figures.bulkRequested = bulk.bytes
         let started = clock.now
-        // As for the first data (Verifier): only an engine that carries data on the TUN must move its
-        // counters; MasterDnsVPN carries it through its SOCKS5 listener (the TUN only claims the routes).
-        let usesTUN = engine.carriesDataOnTUN(socks: configuration.socks)
-        let before = usesTUN ? await sandbox.tunCounters() : nil
-        var outcome = await SandboxProbes.bulkGet(bulk, socks: configuration.socks, namespacePath: sandbox.namespacePath)
-        if usesTUN, case .success(let sample) = outcome {
+        // Only an engine that reads the TUN moves its counters (MasterDnsVPN's is the sandbox's
+        // claim on the routes, read by nothing: its data goes through the SOCKS5 listener).
+        let countsOnTUN = engine.carriesDataOnTUN(socks: configuration.socks)
+        let before = countsOnTUN ? await sandbox.tunCounters() : nil
+        var outcome = await SandboxProbes.bulkGet(bulk, socks: bridged ? nil : configuration.socks, namespacePath: sandbox.namespacePath)
+        if countsOnTUN, case .success(let sample) = outcome {
             // As for the first data: bytes that did not cross the TUN went around the tunnel.
             let after = await sandbox.tunCounters()
             let packets = before.flatMap { b in after.map { a in a.down &- b.down } } ?? 0

@@ -51,9 +51,14 @@ extension UplinkPacket {
                 packet.sourcePort = Int(bytes[0]) << 8 | Int(bytes[1])
                 packet.destinationPort = Int(bytes[2]) << 8 | Int(bytes[3])
             }
-            if proto == 17, packet.destinationPort == 53, bytes.count > 8,
-               let message = try? DNSMessage(parsing: Array(bytes[8...])), let question = message.questions.first {
-                packet.query = "\(question.type) \(question.name)"
+            if proto == 17, packet.destinationPort == 53, bytes.count > 8 {
+                if let message = try? DNSMessage(parsing: Array(bytes[8...])), let question = message.questions.first {
+                    packet.query = "\(question.type) \(question.name)"
+                } else if let name = DNSMessage.firstQuestionName(ignoringLengthLimit: Array(bytes[8...])) {
+                    // A name past 255 octets (MasterDnsVPN's Python client probes its upload limit
+                    // with them): no DNS name, but still whose query it is.
+                    packet.query = "over-long \(name)"
+                }
             }
         case 1:
             packet.transport = "icmp"

@@ -17,20 +17,25 @@ public protocol EngineRunConfiguration: Sendable {
 
 extension EngineRunConfiguration {
     /// Everything that can be checked before anything is created: root, tools, the engine's
-    /// settings. Throws the one error line the CLI prints.
-    public func preflight() throws(VerifyError) {
-        _ = try prepared()
+    /// settings, and what only running it tells (the Python edition's modules). Throws the one
+    /// error line the CLI prints.
+    public func preflight() async throws(VerifyError) {
+        let (made, tools) = try prepared()
+        try await made.checkRuntime(tools: tools)
     }
 
     /// The engine's settings checked and every program it needs found.
     func prepared() throws(VerifyError) -> (Engine, Tools) {
-        let made: Engine
+        var made: Engine
         do {
             made = try Engine.make(engine, profile: profile, overrides: overrides)
         } catch {
             throw VerifyError(.invalidProfile, error.description)
         }
-        let tools = try Tools.locate(engine: (made.program, made.package), path: overrides.enginePath)
+        if made.edition == .python, let path = made.pythonScriptPath {
+            made.pythonScript = try MasterDnsVPNPythonScript.locate(path)
+        }
+        let tools = try Tools.locate(engine: (made.program, made.package), path: made.programPath)
         if engine == .wireguard { _ = try Host.require("wg", package: "wireguard-tools") }
         return (made, tools)
     }
@@ -86,9 +91,10 @@ public struct VerifyConfiguration: EngineRunConfiguration {
     }
 
     /// `EngineRunConfiguration.preflight`, and the bridge's program when the run bridges TCP.
-    public func preflight() throws(VerifyError) {
-        _ = try prepared()
+    public func preflight() async throws(VerifyError) {
+        let (made, tools) = try prepared()
         if bridgeTCP { _ = try Host.require("redsocks", package: "redsocks") }
+        try await made.checkRuntime(tools: tools)
     }
 }
 
@@ -347,7 +353,7 @@ struct VerifySession {
                 _ = try await bridge.start(tools: tools, redsocks: redsocks, deadline: clock.now + .seconds(5))
                 bridged = true
                 record("bridge", started: bridgeStart, ok: true,
-                       detail: "IPv4 TCP of the sandbox -> redsocks 127.0.0.1:\(PacketBridge.port) -> SOCKS5 \(socks); carriers and loopback not redirected")
+                       detail: "IPv4 TCP into \(sandbox.tunDevice) -> redsocks 127.0.0.1:\(PacketBridge.port) -> SOCKS5 \(socks); carriers and loopback not redirected")
             } catch {
                 fail("bridge", started: bridgeStart, reason: error.message)
                 return
@@ -385,7 +391,7 @@ struct VerifySession {
                 let path = bridged ? "the bridge (redsocks) and SOCKS5 \(configuration.socks?.description ?? "")"
                     : configuration.socks.map { "SOCKS5 \($0)" + (usesTUN ? " and \(sandbox.tunDevice)" : "") } ?? sandbox.tunDevice
                 record("data", started: started, ok: true, detail: "GET \(whoami) through \(path): \(exitIP.observed ?? "")")
-                guard await measureTransfer(dataStarted: started, process: process) else { return }
+                guard await measureTransfer(dataStarted: started, process: process, bridged: bridged) else { return }
             case .success:
                 fail("data", started: started, reason: "the answer from \(whoami) did not come through the TUN: traffic goes around the tunnel")
                 return
@@ -532,9 +538,10 @@ struct VerifySession {
                 let servers = configuration.profile.dns
                 // A name counts as answered when any server answered it (NXDOMAIN included: the names
                 // are new, so any answer came from a resolver that could reach the DNS).
-                // MasterDnsVPN's DNS listener answers only from its cache: a miss is sent through the
+                // The Go edition's DNS listener answers only from its cache: a miss is sent through the
                 // tunnel and not answered (internal/client/dns_listener.go), so the query is asked
-                // again as a stub resolver retries (resolv.conf `attempts`).
+                // again as a stub resolver retries (resolv.conf `attempts`); the Python edition's
+                // waits for the tunnel's answer (client.py _local_dns_worker), and a retry costs nothing.
                 let attempts = engine.kind == .masterdnsvpn ? 3 : 1
                 var answered = Set<UInt16>()
                 for _ in 0..<attempts where answered.count < frozen.count {
@@ -640,7 +647,7 @@ struct VerifySession {
         let log = Host.readText(engineLogPath) ?? ""
         let found = engine.diagnostics(log: log)
         if engine.kind == .masterdnsvpn {
-            var details = EngineDiagnostics.masterDnsVPN(log: log, carrier: nil, fec: engine.masterdns?.fec)
+            var details = EngineDiagnostics.masterDnsVPN(log: log, edition: engine.edition ?? .go, carrier: nil, fec: engine.masterdns?.fec)
             if let captureSummary {
                 details.packetsUp = captureSummary.carrier
                 details.unavailable["packetsUp"] = nil

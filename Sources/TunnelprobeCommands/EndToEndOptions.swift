@@ -22,8 +22,11 @@ struct EndToEndOptions: ParsableArguments {
     @Option(name: .customLong("e2e-engine"), help: "Engine: iodine, masterdnsvpn or command (default: the engine of the profile's protocol).")
     var engine: String?
 
-    @Option(name: .customLong("e2e-engine-path"), help: "The engine program, instead of looking it up on PATH (MasterDnsVPN's client is in no package).")
+    @Option(name: .customLong("e2e-engine-path"), help: "The engine program, instead of looking it up on PATH (MasterDnsVPN's client is in no package: the Go edition's client, or the Python edition's client.py or its directory).")
     var enginePath: String?
+
+    @Option(name: .customLong("e2e-engine-python"), help: "MasterDnsVPN's Python edition: the interpreter that runs it (default: python3 on PATH).")
+    var enginePython: String?
 
     @Option(name: .customLong("e2e-password-file"), help: "File holding the engine password.")
     var passwordFile: String?
@@ -71,14 +74,17 @@ struct EndToEndOptions: ParsableArguments {
 
     /// The configuration, checked before the scan starts (root, the engine's program and settings),
     /// so a scan is never run only to fail at the end. Nil without --e2e.
-    func configuration(seed: UInt64) throws -> EndToEndConfiguration? {
+    func configuration(seed: UInt64) async throws -> EndToEndConfiguration? {
         guard enabled, let profilePath = profile, let url, let whoami = WhoamiURL(url) else { return nil }
         let parsed: Profile
         do { parsed = try Profile.load(path: profilePath) } catch { throw fail("--e2e-profile \(profilePath): \(error)", Exit.badInput) }
         // verify's rule: the profile's own protocol's engine (or `command`), never another protocol's.
         let kind = try EngineOptions.kind(named: engine, for: parsed)
+        try EngineOptions.checkPythonEdition(kind: kind, enginePath: enginePath, python: enginePython, arguments: engineArguments,
+                                             flags: ("--e2e-engine-python", "--e2e-engine-arg"))
         var overrides = EngineOverrides()
         overrides.enginePath = enginePath
+        overrides.python = enginePython
         overrides.passwordFile = passwordFile
         overrides.extraArguments = engineArguments
         overrides.command = engineCommand.map { $0.split(separator: " ").map(String.init) } ?? []
@@ -93,7 +99,7 @@ struct EndToEndOptions: ParsableArguments {
             guard let endpoint = try? Endpoint(parsing: socks, defaultPort: 1080) else { throw fail("--e2e-socks \(socks): use ip:port", .validationFailure) }
             configuration.socks = endpoint
         }
-        try SandboxRun.preflight { () throws(VerifyError) in try configuration.preflight() }
+        try await SandboxRun.preflight { () async throws(VerifyError) in try await configuration.preflight() }
         return configuration
     }
 

@@ -8,8 +8,11 @@ struct EngineOptions: ParsableArguments {
     @Option(help: "Engine: iodine, masterdnsvpn, openvpn, wireguard, command (default: the one the profile's protocol names; never another protocol's).")
     var engine: String?
 
-    @Option(help: "The engine program, instead of looking it up on PATH (MasterDnsVPN: the Go edition's client).")
+    @Option(help: "The engine program, instead of looking it up on PATH (MasterDnsVPN: the Go edition's client, or the Python edition's client.py or the directory holding it).")
     var enginePath: String?
+
+    @Option(help: "MasterDnsVPN's Python edition (--engine-path client.py): the interpreter that runs it, e.g. a virtualenv's bin/python (default: python3 on PATH).")
+    var enginePython: String?
 
     @Option(help: "Seconds from the TUN phase's start until the engine's own handshake evidence (MasterDnsVPN: a session id and an accepted resolver); default --deadline.")
     var handshakeDeadline: Double?
@@ -23,7 +26,7 @@ struct EngineOptions: ParsableArguments {
     @Option(help: "Key file: OpenVPN static key or WireGuard private key.")
     var keyFile: String?
 
-    @Option(name: .customLong("engine-arg"), help: "Extra argument for the engine (repeatable).")
+    @Option(name: .customLong("engine-arg"), help: "Extra argument for the engine (repeatable); MasterDnsVPN's Python edition takes none, so for it each is a config line KEY=VALUE (LOG_LEVEL=\"DEBUG\").")
     var engineArguments: [String] = []
 
     @Option(help: "With --engine command: the engine's command line; {tun} stands for the TUN device.")
@@ -83,17 +86,35 @@ struct EngineOptions: ParsableArguments {
         return endpoint
     }
 
-    /// The flags as overrides, `--socks` and `--handshake-deadline` checked.
-    func checkedOverrides() throws -> EngineOverrides {
+    /// The flags as overrides for `kind`, `--socks`, `--handshake-deadline`, `--engine-python` and
+    /// the Python edition's `--engine-arg` config lines checked.
+    func checkedOverrides(for kind: EngineKind) throws -> EngineOverrides {
         var overrides = self.overrides
         overrides.socks = try socksEndpoint()
         overrides.handshakeDeadline = try handshakeDuration()
+        try Self.checkPythonEdition(kind: kind, enginePath: enginePath, python: enginePython, arguments: engineArguments,
+                                    flags: ("--engine-python", "--engine-arg"))
         return overrides
+    }
+
+    /// `--engine-python` only with MasterDnsVPN's Python edition, whose `--engine-arg`s must be
+    /// config lines; one line and exit 64 otherwise (also for `scan --e2e-*`, hence the names).
+    static func checkPythonEdition(kind: EngineKind, enginePath: String?, python: String?, arguments: [String],
+                                   flags: (python: String, argument: String)) throws {
+        let edition: MasterDnsVPNEdition? = kind == .masterdnsvpn ? MasterDnsVPNEdition.of(enginePath: enginePath) : nil
+        if let python, edition != .python {
+            throw fail("\(flags.python) \(python): it runs MasterDnsVPN's Python edition only (give its client.py or directory as the engine path)", .validationFailure)
+        }
+        guard edition == .python else { return }
+        if case .failure(let problem) = MasterDnsVPNConfig.pythonSettings(arguments) {
+            throw fail("\(flags.argument) \(problem)", .validationFailure)
+        }
     }
 
     var overrides: EngineOverrides {
         var overrides = EngineOverrides()
         overrides.enginePath = enginePath
+        overrides.python = enginePython
         overrides.password = password
         overrides.passwordFile = passwordFile
         overrides.keyFile = keyFile

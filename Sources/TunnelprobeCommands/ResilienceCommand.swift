@@ -69,7 +69,7 @@ struct ResilienceCommand: AsyncParsableCommand {
         do { parsed = try Profile.load(path: profile) } catch { throw fail("\(profile): \(error)", Exit.badInput) }
         let kind = try engineOptions.kind(for: parsed)
         guard let url = WhoamiURL(whoamiURL) else { throw fail("--whoami-url \(whoamiURL): use http://IP[:port]/path", .validationFailure) }
-        let overrides = try engineOptions.checkedOverrides()
+        let overrides = try engineOptions.checkedOverrides(for: kind)
         var configuration = ResilienceConfiguration(profile: parsed, engine: kind, overrides: overrides, whoami: url,
                                                     seed: seed ?? UInt64.random(in: 0...UInt64.max))
         guard (0...100).contains(cycles) else { throw fail("--cycles must be in 0...100", .validationFailure) }
@@ -124,7 +124,7 @@ struct ResilienceCommand: AsyncParsableCommand {
 
     /// Preflight, run under the signal trap, write resilience.json/.md (also when interrupted).
     static func execute(_ configuration: ResilienceConfiguration, out: String?, common: CommonOptions) async throws {
-        try SandboxRun.preflight { () throws(VerifyError) in try configuration.preflight() }
+        try await SandboxRun.preflight { () async throws(VerifyError) in try await configuration.preflight() }
         try await SandboxRun.execute(kind: "resilience", seed: configuration.seed, out: out, common: common) {
             directory throws(VerifyError) in
             var configuration = configuration

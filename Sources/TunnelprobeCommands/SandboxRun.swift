@@ -66,9 +66,9 @@ enum SandboxRun {
     }
 
     /// Runs a preflight check; its error becomes one line and the exit code its cause calls for.
-    static func preflight(_ check: () throws(VerifyError) -> Void) throws {
+    static func preflight(_ check: () async throws(VerifyError) -> Void) async throws {
         do {
-            try check()
+            try await check()
         } catch {
             let code: ExitCode = switch error.code {
             case .notRoot: Exit.noPermission

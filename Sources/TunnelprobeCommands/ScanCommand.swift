@@ -213,7 +213,7 @@ struct ScanCommand: AsyncParsableCommand {
         guard !list.resolvers.isEmpty else { throw fail("no usable resolver in the input", Exit.badInput) }
 
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
-        let endToEndConfiguration = try endToEnd.configuration(seed: seed)
+        let endToEndConfiguration = try await endToEnd.configuration(seed: seed)
         var configuration = ScanConfiguration(resolvers: list.resolvers, domains: zones)
         configuration.encoding = LabelEncoding(rawValue: encoding)!
         let chosenEngines = serverProbe == nil ? try engines() : [.masterDnsVPNGo]

@@ -85,7 +85,7 @@ struct VerifyCommand: AsyncParsableCommand {
         let parsed: Profile
         do { parsed = try Profile.load(path: profilePath) } catch { throw fail("\(profilePath): \(error)", Exit.badInput) }
         let kind = try engineOptions.kind(for: parsed)
-        let overrides = try engineOptions.checkedOverrides()
+        let overrides = try engineOptions.checkedOverrides(for: kind)
         if printConfig {
             do {
                 print(try EngineConfigText.normalized(profile: parsed, engine: kind, overrides: overrides), terminator: "")
@@ -139,7 +139,7 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             configuration.checks = set
         }
-        try SandboxRun.preflight { () throws(VerifyError) in try configuration.preflight() }
+        try await SandboxRun.preflight { () async throws(VerifyError) in try await configuration.preflight() }
         let frozen = configuration
         try await SandboxRun.execute(kind: "verify", seed: seed, out: out, common: common) { directory throws(VerifyError) in
             var configuration = frozen

@@ -14,7 +14,8 @@ import Testing
 /// bits, trailing bytes and the original compression layout, and may move OPT to the front
 /// of the additional section.
 /// `DNSMessage.summary` runs on every input too; when the full parse succeeds its header and
-/// first question must agree with it.
+/// first question must agree with it. So does `DNSMessage.firstQuestionName(ignoringLengthLimit:)`:
+/// when it reads a name and the full parse succeeds, the two names agree (plain labels).
 @Suite("DNSMessage fuzzing")
 struct DNSFuzzTests {
     static let seed: UInt64 = 0x7E57_F022
@@ -84,7 +85,16 @@ struct DNSFuzzTests {
     static func check(_ input: [UInt8]) -> (result: Result<DNSMessage, DNSWireError>, problem: String?) {
         let result = Result { () throws(DNSWireError) in try DNSMessage(parsing: input) }
         let summary = Result { () throws(DNSWireError) in try DNSMessage.summary(parsing: input) }
+        let lenient = DNSMessage.firstQuestionName(ignoringLengthLimit: input)
         guard case .success(let message) = result else { return (result, nil) }
+        if let lenient, let question = message.questions.first {
+            var text = question.name.description.lowercased()
+            if text.hasSuffix(".") { text.removeLast() }
+            // Escaped labels (dots, blanks, bytes past ASCII inside a label) are spelled otherwise.
+            if !text.contains("\\"), text != lenient {
+                return (result, "the lenient question name \(lenient) is not the parsed \(text)")
+            }
+        }
         do throws(DNSWireError) {
             let compressed = try message.serialized()
             let plain = try message.serialized(compress: false)

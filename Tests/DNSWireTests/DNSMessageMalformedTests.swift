@@ -151,3 +151,42 @@ struct DNSMessageMalformedTests {
         #expect(message.answers.first?.name == Fixtures.name("example.com"))
     }
 }
+
+/// A question name past 255 octets: no DNS name (`nameTooLong`), but its labels still read.
+@Suite("DNSMessage question names past the limit")
+struct DNSMessageOverlongNameTests {
+    /// A query header (one question) and a name of `labels` ending in `m.lab.test`, then TXT IN.
+    static func query(_ labels: [[UInt8]]) -> [UInt8] {
+        var bytes: [UInt8] = [0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]
+        for label in labels + [Array("m".utf8), Array("LAB".utf8), Array("test".utf8)] { bytes += [UInt8(label.count)] + label }
+        return bytes + [0, 0, 16, 0, 1]
+    }
+
+    @Test func aNamePastTheLimitIsRead() throws {
+        let long = (0..<5).map { index in [UInt8](repeating: UInt8(ascii: "a") + UInt8(index), count: 59) }
+        let bytes = Self.query(long)
+        #expect(throws: DNSWireError.self) { try DNSMessage(parsing: bytes) }
+        let name = try #require(DNSMessage.firstQuestionName(ignoringLengthLimit: bytes))
+        #expect(name.utf8.count + 2 == 5 * 60 + 12 && name.hasSuffix(".m.lab.test") && name.hasPrefix("aaaa"))
+        // Within the limit it is the parser's own name.
+        let short = Self.query([Array("Abc".utf8)])
+        #expect(DNSMessage.firstQuestionName(ignoringLengthLimit: short) == "abc.m.lab.test")
+        let parsed = try #require(try DNSMessage(parsing: short).questions.first?.name.description.lowercased())
+        #expect(parsed == "abc.m.lab.test" || parsed == "abc.m.lab.test.", "\(parsed)")
+    }
+
+    @Test func whatIsNoPlainNameIsNil() {
+        let good = Self.query([Array("x".utf8)])
+        #expect(DNSMessage.firstQuestionName(ignoringLengthLimit: Array(good.prefix(20))) == nil, "truncated")
+        var pointer = good
+        pointer[12] = 0xC0
+        #expect(DNSMessage.firstQuestionName(ignoringLengthLimit: pointer) == nil, "a pointer")
+        #expect(DNSMessage.firstQuestionName(ignoringLengthLimit: Self.query([[UInt8](repeating: 0x61, count: 64)])) == nil, "a 64-octet label")
+        var none = good
+        none[5] = 0
+        #expect(DNSMessage.firstQuestionName(ignoringLengthLimit: none) == nil, "no question")
+        #expect(DNSMessage.firstQuestionName(ignoringLengthLimit: []) == nil)
+        // 70 labels of 63: past the 4096 octets it reads.
+        #expect(DNSMessage.firstQuestionName(ignoringLengthLimit: Self.query(Array(repeating: [UInt8](repeating: 0x62, count: 63), count: 70))) == nil)
+    }
+}

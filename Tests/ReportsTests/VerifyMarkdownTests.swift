@@ -64,7 +64,7 @@ struct VerifyMarkdownTests {
         let markdown = report.markdown()
         #expect(markdown.contains("## Engine diagnostics (iodine)"))
         #expect(markdown.contains("- session id: 7") && markdown.contains("- accepted resolvers: 1") && markdown.contains("- packets up: 48"))
-        #expect(markdown.contains("- ARQ NACKs: null (the MasterDnsVPN client logs no ARQ counter"))
+        #expect(markdown.contains("- ARQ NACKs: null (the MasterDnsVPN Go edition's client logs no ARQ counter"))
         #expect(markdown.contains("- FEC requested: aggressive (group 16, overhead 40%, flush 15 ms)"))
         let html = report.htmlSection()
         #expect(html.contains("<h3 id=\"verify-engine\">Engine diagnostics</h3>") && html.contains("<dt>FEC recovered packets</dt><dd><span class=\"badge neutral\">null</span>"))

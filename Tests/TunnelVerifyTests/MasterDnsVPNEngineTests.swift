@@ -102,19 +102,25 @@ struct MasterDnsVPNEngineTests {
         }
     }
 
-    /// The bridge redirects the sandbox's TCP to redsocks, never the carriers' (that would loop the
-    /// engine's own queries into itself) nor loopback (the engine's listeners).
+    /// The bridge redirects the sandbox's TCP that its routes send into the TUN to redsocks, never
+    /// the carriers' (that would loop the engine's own queries into itself) nor loopback (the
+    /// engine's listeners); loading the rules again replaces them (a restart's bridge).
     @Test func bridgeLeavesCarriersAndLoopbackAlone() {
         let carriers = [Endpoint(address: IPAddress("198.18.0.1")!, port: 53), Endpoint(address: IPAddress("192.0.2.53")!, port: 5353),
                         Endpoint(address: IPAddress("2001:db8::53")!, port: 53)]
-        let bridge = PacketBridge(sandbox: Sandbox(stateRoot: "/nonexistent"), socks: MasterDnsVPNConfig.defaultSOCKS, carriers: carriers)
+        let sandbox = Sandbox(stateRoot: "/nonexistent")
+        let bridge = PacketBridge(sandbox: sandbox, socks: MasterDnsVPNConfig.defaultSOCKS, carriers: carriers)
         let lines = bridge.rules.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-        let redirect = lines.firstIndex { $0.hasPrefix("meta l4proto tcp redirect to :\(PacketBridge.port)") }
+        #expect(lines.prefix(2) == ["table ip \(PacketBridge.table)", "delete table ip \(PacketBridge.table)"])
+        let redirect = lines.firstIndex { $0 == "oifname \"\(sandbox.tunDevice)\" meta l4proto tcp redirect to :\(PacketBridge.port)" }
         let carrierReturn = lines.firstIndex(of: "ip daddr { 192.0.2.53, 198.18.0.1 } return")
         let loopback = lines.firstIndex(of: "ip daddr 127.0.0.0/8 return")
         #expect(redirect != nil && carrierReturn != nil && loopback != nil, "\(bridge.rules)")
         if let redirect, let carrierReturn, let loopback { #expect(carrierReturn < redirect && loopback < redirect) }
         #expect(bridge.config.contains("port = 18000;") && bridge.config.contains("type = socks5;"))
+        // The bridge's pid is the owner of redsocks' listener, as `ss -p` shows it.
+        #expect(PacketBridge.listenerPID("LISTEN 0 128 127.0.0.1:18001 0.0.0.0:* users:((\"redsocks\",pid=4242,fd=3))") == 4242)
+        #expect(PacketBridge.listenerPID("LISTEN 0 128 127.0.0.1:18001 0.0.0.0:*") == nil)
     }
 
     // MARK: - the handshake rule on the recordings

@@ -72,7 +72,7 @@ struct ResilienceMarkdownTests {
 
     @Test func jsonHasTheSchemaAndExplicitNulls() throws {
         let text = try ReportWriter.json(Self.sample())
-        #expect(text.contains(#""schema" : "tunnelprobe.resilience/1""#))
+        #expect(text.contains(#""schema" : "tunnelprobe.resilience/2""#))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         let scenarios = try #require(object["scenarios"] as? [[String: Any]])
         #expect(scenarios[1]["recoverySeconds"] is NSNull)

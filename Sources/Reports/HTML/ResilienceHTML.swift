@@ -7,7 +7,7 @@ extension ResilienceResult {
         var s = "<section id=\"resilience\"><h2>Tunnel resilience</h2>"
         let tone: HTML.Tone = verdict == .pass ? .ok : (verdict == .incomplete ? .warn : .bad)
         s += "<p>\(HTML.badge(verdict.rawValue.uppercased(), tone)) \(HTML.escape(engine)) with profile “\(HTML.escape(profile))”</p>"
-        if let socks { s += "<p>SOCKS-shaped engine: first data and probes went through its SOCKS5 proxy \(HTML.escape(socks)).</p>" }
+        if let line = socksLine { s += "<p>\(HTML.escape(line))</p>" }
         // The summary first, then every note of the run: no note is found only inside a section.
         let summary = summaryLines
         if !summary.isEmpty {
@@ -19,9 +19,11 @@ extension ResilienceResult {
         }
         if !cycles.isEmpty {
             s += "<h3>Cycles</h3>"
-            s += HTML.table(["cycle", "ok", "handshake ms", "first data ms", "stop ms", "failure"], cycles.map {
+            let bridged = self.bridged
+            s += HTML.table(["cycle", "ok", "handshake ms", "first data ms", "stop ms"] + (bridged ? ["bridge"] : []) + ["failure"], cycles.map {
                 ["\($0.index)", $0.ok ? HTML.badge("ok", .ok) : HTML.badge("failed", .bad), Self.ms($0.handshakeMs),
-                 Self.ms($0.firstDataMs), Self.ms($0.stopMs), HTML.escape($0.failure ?? "")]
+                 Self.ms($0.firstDataMs), Self.ms($0.stopMs)] + (bridged ? [HTML.escape(Self.bridgeCell($0.bridge))] : [])
+                    + [HTML.escape($0.failure ?? "")]
             }, numeric: [0, 2, 3, 4])
             if let leftovers {
                 let items = leftovers.processes + leftovers.tunDevices + leftovers.routes + leftovers.sockets + leftovers.namespaces
@@ -36,7 +38,8 @@ extension ResilienceResult {
                                               yLabel: "answered", labelEvery: 4)
             let recovery = scenario.recoverySeconds.map { "recovered \(Self.seconds($0)) s after the disruption" }
                 ?? (scenario.recoveryNote ?? "did not recover")
-            s += "<figcaption>\(HTML.escape(recovery)); \(scenario.requestsLost) of \(scenario.requestsSent) probes lost; \(scenario.reconnectAttempts) reconnect attempts\(scenario.reconnectStorm ? " (storm)" : "").</figcaption></figure>"
+            let bridge = scenario.bridge.map { "; through the bridge (\(Self.bridgeCell($0)))" } ?? ""
+            s += "<figcaption>\(HTML.escape(recovery)); \(scenario.requestsLost) of \(scenario.requestsSent) probes lost; \(scenario.reconnectAttempts) reconnect attempts\(scenario.reconnectStorm ? " (storm)" : "")\(HTML.escape(bridge)).</figcaption></figure>"
             if let failover = scenario.failover {
                 let text = failover.failedOver
                     ? "\(failover.blockedResolver) taken down; failed over to \(failover.resolver ?? "?") after \(failover.afterMs.map(String.init) ?? "?") ms"
