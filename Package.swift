@@ -52,11 +52,14 @@ let package = Package(
         .target(
             name: "Base",
             dependencies: [
+                "CMalloc",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             swiftSettings: strict
         ),
+        // glibc's malloc.h (mallinfo2, mallopt), which the Glibc module leaves out: memory figures.
+        .systemLibrary(name: "CMalloc"),
         // The per-packet fates interchange format (docs/FATES.md) that path, trace, impair and simulate share.
         .target(name: "Fates", dependencies: ["Base"], swiftSettings: strict),
         // RFC 1035 / RFC 6891 message codec, label payload codecs, QNAME capacity arithmetic.

@@ -21,6 +21,10 @@ public struct DirectionFigure: Sendable, Hashable, Codable {
     /// The pair can carry the engine in this direction.
     public var usable: Bool { value != nil }
 
+    /// Tunnel payload bytes one query or response carries: `payloadBytes`, or `value` where the
+    /// model gives no separate payload figure. What goodput is counted in (`rank`, `monitor`).
+    public var bytesPerQuery: Int? { payloadBytes ?? value }
+
     public init(value: Int?, boundBy: BindingLimit, recordType: RecordType? = nil, engineSearchValue: Int? = nil,
                 payloadBytes: Int? = nil, setting: String, userSettable: Bool = true) {
         self.value = value

@@ -1,5 +1,6 @@
 public import Base
 public import DNSWire
+import NIOConcurrencyHelpers
 
 /// How `rank` measures each pair's capacity: the paced query rate it raises step by step, and what
 /// counts as trouble.
@@ -33,6 +34,12 @@ public struct CapacitySettings: Sendable, Codable, Hashable {
     public var parallel: Int = 4
 
     public init() {}
+
+    /// Failures that make a step of `planned` queries troubled however many of them are sent:
+    /// at least `minFailures` and more than `maxFailureRatio` of the planned count.
+    func failuresToEnd(planned: Int) -> Int {
+        max(minFailures, Int((maxFailureRatio * Double(planned)).rounded(.down)) + 1)
+    }
 
     /// The first problem with these settings, naming the setting.
     public func problem() -> String? {
@@ -184,10 +191,15 @@ public struct PairCapacity: Sendable, Codable, Hashable {
 public struct CapacityProbe: Sendable {
     public let prober: Prober
     public let settings: CapacitySettings
+    /// Ends a step as soon as enough of its queries failed to make it troubled, instead of sending
+    /// the rest into a resolver that is already limiting (`monitor`, which measures again and again;
+    /// `rank` sends every step whole).
+    public let endsTroubledSteps: Bool
 
-    public init(prober: Prober, settings: CapacitySettings) {
+    public init(prober: Prober, settings: CapacitySettings, endsTroubledSteps: Bool = false) {
         self.prober = prober
         self.settings = settings
+        self.endsTroubledSteps = endsTroubledSteps
     }
 
     /// One paced step at `rate` queries per second: tunnel-shaped download probes (full-size names,
@@ -200,14 +212,18 @@ public struct CapacityProbe: Sendable {
         let start = clock.now
         var outcomes: [ProbeOutcome] = []
         var lastSend = start
+        let failed = NIOLockedValueBox(0)
+        let enough = endsTroubledSteps ? settings.failuresToEnd(planned: count) : Int.max
         await withTaskGroup(of: ProbeOutcome.self) { group in
             for i in 0..<count {
-                if Task.isCancelled { break }
+                if Task.isCancelled || failed.withLockedValue({ $0 }) >= enough { break }
                 let due = start + .nanoseconds(Int64(Double(i) * interval))
                 if due > clock.now { try? await Task.sleep(until: due, clock: clock) }
                 lastSend = clock.now
                 group.addTask {
-                    await prober.download(resolver, zone: zone, bytes: answerBytes, type: .txt, queryCharacters: queryCharacters)
+                    let outcome = await prober.download(resolver, zone: zone, bytes: answerBytes, type: .txt, queryCharacters: queryCharacters)
+                    if !outcome.ok { failed.withLockedValue { $0 += 1 } }
+                    return outcome
                 }
             }
             for await outcome in group { outcomes.append(outcome) }

@@ -120,7 +120,15 @@ public struct PairStability: Codable, Sendable, Hashable {
     public var leastAnswerBytes: Int?
     /// Median RTT of the passing checks, from a bounded reservoir of the latest ones (RFC 2681).
     public var rttP50Ms: Double?
+    /// The latest `rttWindow` RTTs in arrival order (a ring: `recentRttNext` is where the next one
+    /// goes) and the same values sorted, both allocated whole at the first one: the median is read
+    /// without sorting a copy, so a check allocates nothing here however long the monitor runs.
     private var recentRtts: [Double] = []
+    private var sortedRtts: [Double] = []
+    private var recentRttNext = 0
+
+    /// Its sustainable-rate measurements (`monitor --rate-interval`); nil until the first one.
+    public var rates: RateSummary?
 
     public static let maxOutages = 100
     static let rttWindow = 64
@@ -152,10 +160,19 @@ public struct PairStability: Codable, Sendable, Hashable {
         if ok {
             passed += 1
             if let rttMs {
-                recentRtts.append(rttMs)
-                if recentRtts.count > Self.rttWindow { recentRtts.removeFirst(recentRtts.count - Self.rttWindow) }
-                let sorted = recentRtts.sorted()
-                rttP50Ms = sorted[(sorted.count - 1) / 2]
+                if recentRtts.isEmpty {
+                    recentRtts.reserveCapacity(Self.rttWindow)
+                    sortedRtts.reserveCapacity(Self.rttWindow)
+                }
+                if recentRtts.count < Self.rttWindow {
+                    recentRtts.append(rttMs)
+                } else {
+                    sortedRtts.remove(at: Self.position(of: recentRtts[recentRttNext], in: sortedRtts))
+                    recentRtts[recentRttNext] = rttMs
+                }
+                sortedRtts.insert(rttMs, at: Self.position(of: rttMs, in: sortedRtts))
+                recentRttNext = (recentRttNext + 1) % Self.rttWindow
+                rttP50Ms = sortedRtts[(sortedRtts.count - 1) / 2]
             }
             if !up, let last = outages.indices.last, outages[last].upAt == nil { outages[last].upAt = at }
         } else {
@@ -172,8 +189,146 @@ public struct PairStability: Codable, Sendable, Hashable {
         return changed
     }
 
+    /// The first index of `sorted` whose value is not below `value` (binary search).
+    static func position(of value: Double, in sorted: [Double]) -> Int {
+        var (low, high) = (0, sorted.count)
+        while low < high {
+            let mid = (low + high) / 2
+            if sorted[mid] < value { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// Takes one sustainable-rate measurement.
+    public mutating func record(rate sample: RateSample) {
+        if rates == nil { rates = RateSummary(first: sample) } else { rates?.record(sample) }
+    }
+
     enum CodingKeys: String, CodingKey {
         case resolver, domain, spare, checks, passed, up, lastFailureAt, transitions, outages, outagesDropped, rttP50Ms
         case sizeFailures, lastDrift, leastQueryCharacters, leastAnswerBytes
+        case rates
+    }
+}
+
+/// A pair's sustainable-rate measurements: how many, the first and the latest, and those that found
+/// the lowest and the highest rate (the earliest of equals). Only these four are held however long
+/// the monitor runs; every measurement is a line of the history file.
+public struct RateSummary: Codable, Sendable, Hashable {
+    public var measurements: Int
+    public var first: RateSample
+    public var last: RateSample
+    public var lowest: RateSample
+    public var highest: RateSample
+
+    public init(first: RateSample) {
+        measurements = 1
+        self.first = first
+        last = first
+        lowest = first
+        highest = first
+    }
+
+    public mutating func record(_ sample: RateSample) {
+        measurements += 1
+        last = sample
+        if sample.sustainableRate < lowest.sustainableRate { lowest = sample }
+        if sample.sustainableRate > highest.sustainableRate { highest = sample }
+    }
+}
+
+/// One measurement of a pair's sustainable query rate while `monitor` runs: `CapacityProbe`'s knee
+/// search (the rate raised step by step to the first trouble, narrowed by bisection, RFC 2544 26.1),
+/// with the loss (RFC 7680) and RTT (RFC 2681) of the step at the sustainable rate.
+public struct RateSample: Codable, Sendable, Hashable {
+    /// Seconds since the monitor started when the measurement began, and how long it took.
+    public var at: Double
+    public var seconds: Double
+    /// The highest rate whose step was clean, queries per second (0: not even the first step).
+    public var sustainableRate: Double
+    /// The lowest rate found troubled; nil when none was (the ceiling or the budget came first).
+    public var troubledRate: Double?
+    public var limitedBy: CapacityLimit
+    /// Loss of the step at the sustainable rate, with its Wilson 95 % interval.
+    public var loss: CapacityStep.Proportion?
+    /// RTT percentiles of the answered queries of that step, milliseconds.
+    public var rttMs: CapacityStep.Percentiles?
+    /// Steps sent, and why the search ended where it did.
+    public var steps: Int
+    public var evidence: String
+
+    public init(at: Double, capacity c: PairCapacity) {
+        self.at = at
+        seconds = c.seconds
+        sustainableRate = c.sustainableRate
+        troubledRate = c.troubledRate
+        limitedBy = c.limitedBy
+        loss = c.lossAtSustainable
+        rttMs = c.rttAtSustainableMs
+        steps = c.steps.count
+        evidence = c.evidence
+    }
+
+    /// Queries answered per second at the sustainable rate: rate x (1 - loss), as `rank` counts goodput.
+    public var answeredRate: Double { sustainableRate * (1 - (loss?.ratio ?? 0)) }
+}
+
+/// When `monitor` measures each pair's sustainable rate again: a pair is due when it is up, is not
+/// being measured, and was never measured or its last measurement began `interval` seconds ago or
+/// more; at most `parallel` are measured at once, those due longest first.
+public struct RateSchedule: Sendable {
+    public let interval: Double
+    public let parallel: Int
+    private var lastStart: [Double?]
+    public private(set) var measuring: Set<Int> = []
+
+    public init(pairs: Int, interval: Double, parallel: Int) {
+        self.interval = interval
+        self.parallel = max(1, parallel)
+        lastStart = Array(repeating: nil, count: pairs)
+    }
+
+    /// The pairs to start measuring at `now` (seconds since the start), marked as being measured.
+    public mutating func start(now: Double, up: [Bool]) -> [Int] {
+        let free = parallel - measuring.count
+        guard free > 0 else { return [] }
+        let due = lastStart.indices.filter { i in
+            i < up.count && up[i] && !measuring.contains(i) && (lastStart[i].map { now - $0 >= interval } ?? true)
+        }
+        // Never measured first (as -infinity), then the longest ago; the scan's order breaks ties.
+        let chosen = due.sorted { (lastStart[$0] ?? -.infinity, $0) < (lastStart[$1] ?? -.infinity, $1) }.prefix(free)
+        for i in chosen {
+            lastStart[i] = now
+            measuring.insert(i)
+        }
+        return Array(chosen)
+    }
+
+    /// A measurement ended (or was dropped).
+    public mutating func finish(_ pair: Int) {
+        measuring.remove(pair)
+    }
+}
+
+/// The order of an engine's resolver file while `monitor` runs: the pairs that are up, those with a
+/// measured rate first by the download goodput of their latest measurement (answered queries per
+/// second x the engine's payload bytes per answer, as `rank` ranks), best first; then those not
+/// measured yet, accepted before spares, in the scan's order; then those measured at no rate at all.
+public enum ResolverFileOrder {
+    /// Indices into `pairs`; `bytesPerAnswer(i)` is the engine's payload bytes per answer through
+    /// pair i, nil when the engine cannot use it (it is then left out).
+    public static func order(_ pairs: [PairStability], bytesPerAnswer: (Int) -> Int?) -> [Int] {
+        var measured: [(index: Int, goodput: Double)] = []
+        var unmeasured: [Int] = []
+        var stalled: [Int] = []
+        for i in pairs.indices where pairs[i].up {
+            guard let bytes = bytesPerAnswer(i) else { continue }
+            guard let rate = pairs[i].rates?.last else { unmeasured.append(i); continue }
+            let goodput = rate.answeredRate * Double(bytes)
+            if goodput > 0 { measured.append((i, goodput)) } else { stalled.append(i) }
+        }
+        measured.sort { $0.goodput != $1.goodput ? $0.goodput > $1.goodput : $0.index < $1.index }
+        unmeasured.sort { (pairs[$0].spare ? 1 : 0, $0) < (pairs[$1].spare ? 1 : 0, $1) }
+        return measured.map(\.index) + unmeasured + stalled
     }
 }

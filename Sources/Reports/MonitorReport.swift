@@ -1,12 +1,18 @@
+public import Base
 import Foundation
 public import ProbeClient
 
 /// `monitor.json`: the pairs of a scan re-checked at an interval (issue 19, item 4): each pair's
 /// stability (share of checks passed with its Wilson 95 % interval, time since the last failure,
-/// its outages), how often the engine's resolver file was rewritten, and the process's memory as
-/// the checks went on. Every check is a line of `history.jsonl` beside it.
+/// its outages), with `--rate-interval` its sustainable query rate measured again and again (first,
+/// latest, lowest, highest), how often the engine's resolver file was rewritten, and the process's
+/// memory as the checks went on. Every check and every rate measurement is a line of
+/// `history.jsonl` beside it.
+///
+/// Schema 2 added `rates`, the rate fields of each pair and the heap figures of the memory samples
+/// (all optional, so a schema 1 file decodes as 2).
 public struct MonitorReport: Codable, Sendable, Hashable {
-    public static let schemaName = "tunnelprobe.monitor/1"
+    public static let schemaName = "tunnelprobe.monitor/2"
 
     public var schema: String = MonitorReport.schemaName
     public var run: RunInfo
@@ -22,23 +28,59 @@ public struct MonitorReport: Codable, Sendable, Hashable {
     /// first write not counted), and when (seconds since the start).
     public var rewrites: Int
     public var rewriteTimes: [Double]
-    /// Resident memory (VmRSS, kB) after 1, 10, 100, ... checks and at the end.
+    /// The process's memory after 1, 10, 100, ... checks and at the end.
     public var memory: [MemorySample]
     /// The engines whose files are kept under exports/<engine>/.
     public var engines: [String]
+    /// How rates were measured (`--rate-interval`); nil when they were not.
+    public var rates: RateSettings?
 
+    /// Resident size (VmRSS, kB) and, where the kernel and glibc give them, its anonymous part
+    /// (RssAnon: heap and stacks, not the program's code pages) and the heap: bytes the program holds
+    /// through malloc (mallinfo2 `uordblks` + `hblkhd`; chunks in glibc's per-thread caches count as
+    /// held) and free bytes glibc keeps in its arenas (`fordblks`), both kB. A resident size that
+    /// grows while the heap in use does not is the allocator keeping pages, not the program's data.
     public struct MemorySample: Codable, Sendable, Hashable {
         public var checks: Int
         public var rssKB: Int
-        public init(checks: Int, rssKB: Int) {
+        public var anonKB: Int?
+        public var heapInUseKB: Int?
+        public var heapFreeKB: Int?
+        /// Threads of the process: an idle libdispatch worker ending frees its stack and caches.
+        public var threads: Int?
+
+        public init(checks: Int, rssKB: Int, anonKB: Int? = nil, heapInUseKB: Int? = nil, heapFreeKB: Int? = nil, threads: Int? = nil) {
             self.checks = checks
             self.rssKB = rssKB
+            self.anonKB = anonKB
+            self.heapInUseKB = heapInUseKB
+            self.heapFreeKB = heapFreeKB
+            self.threads = threads
+        }
+
+        public init(checks: Int, _ m: ProcessMemory) {
+            self.init(checks: checks, rssKB: m.residentKB, anonKB: m.residentAnonKB, heapInUseKB: m.heapInUseBytes.map { $0 / 1024 },
+                      heapFreeKB: m.heapFreeBytes.map { $0 / 1024 }, threads: m.threads)
+        }
+    }
+
+    /// The rate measurements' bounds: every `intervalSeconds` per pair, `parallel` pairs at once,
+    /// each `CapacityProbe`'s knee search with these settings (its ceiling and per-pair budget).
+    public struct RateSettings: Codable, Sendable, Hashable {
+        public var intervalSeconds: Double
+        public var parallel: Int
+        public var capacity: CapacitySettings
+
+        public init(intervalSeconds: Double, parallel: Int, capacity: CapacitySettings) {
+            self.intervalSeconds = intervalSeconds
+            self.parallel = parallel
+            self.capacity = capacity
         }
     }
 
     public init(run: RunInfo, scan: RunInfo, intervalSeconds: Double, attempts: Int, timeoutMs: Int, rounds: Int, checks: Int,
                 elapsedSeconds: Double, pairs: [PairStability], rewrites: Int, rewriteTimes: [Double], memory: [MemorySample],
-                engines: [String]) {
+                engines: [String], rates: RateSettings? = nil) {
         self.run = run
         self.scan = scan
         self.intervalSeconds = intervalSeconds
@@ -52,6 +94,7 @@ public struct MonitorReport: Codable, Sendable, Hashable {
         self.rewriteTimes = rewriteTimes
         self.memory = memory
         self.engines = engines
+        self.rates = rates
     }
 
     func row(_ p: PairStability) -> [String] {
@@ -75,6 +118,33 @@ public struct MonitorReport: Codable, Sendable, Hashable {
         return "\(p.sizeFailures) check(s) failed at the scan's sizes, smaller passed" + (parts.isEmpty ? "" : " (least: " + parts.joined(separator: ", ") + ")")
     }
 
+    /// A rate and when its measurement began: "41.3 q/s at 12.0 s".
+    static func rateAt(_ r: RateSample) -> String {
+        CapacityProbe.rate(r.sustainableRate) + " q/s at " + HTML.formatFixed(r.at, decimals: 1) + " s"
+    }
+
+    /// The pairs whose rate was measured, one row each: how many times, the first, the latest with
+    /// its class, loss and RTT, the lowest and the highest.
+    func rateRows() -> [[String]] {
+        pairs.compactMap { p in
+            guard let r = p.rates else { return nil }
+            let last = r.last
+            let loss = last.loss.map { HTML.formatFixed($0.ratio * 100, decimals: 1) + " % [" + HTML.formatFixed($0.low * 100, decimals: 1) + ", " + HTML.formatFixed($0.high * 100, decimals: 1) + "]" } ?? "-"
+            let rtt = last.rttMs.map { HTML.formatFixed($0.p50, decimals: 1) + " / " + HTML.formatFixed($0.p90, decimals: 1) + " / " + HTML.formatFixed($0.p99, decimals: 1) } ?? "-"
+            return [p.resolver, p.domain, "\(r.measurements)", Self.rateAt(r.first), Self.rateAt(last), last.limitedBy.rawValue, loss, rtt,
+                    Self.rateAt(r.lowest), Self.rateAt(r.highest)]
+        }
+    }
+
+    static let rateHeader = ["resolver", "domain", "measured", "first", "latest", "latest limited by", "latest loss (Wilson 95 %)",
+                             "latest RTT p50 / p90 / p99 ms", "lowest", "highest"]
+
+    /// How the rates were measured, in one paragraph.
+    func rateMethod(_ r: RateSettings) -> String {
+        let c = r.capacity
+        return "Each pair that was up had its sustainable query rate measured every \(HTML.formatFixed(r.intervalSeconds, decimals: 0)) s (\(r.parallel) pair(s) at once, not checked meanwhile): paced tunnel-shaped queries from \(CapacityProbe.rate(c.startRate)) q/s, times \(c.growth) per \(HTML.formatFixed(c.stepSeconds, decimals: 1)) s step, never above \(CapacityProbe.rate(c.ceiling)) q/s nor longer than \(HTML.formatFixed(c.pairBudgetSeconds, decimals: 0)) s per pair, until a step was troubled (more than \(HTML.formatFixed(c.maxFailureRatio * 100, decimals: 1)) % and at least \(c.minFailures) queries failed, which ends the step at once, or its median RTT doubled); the knee was narrowed by bisection (\(c.refineSteps) steps) and the sustainable rate is the highest clean step's (RFC 2544 26.1 throughput). Loss: RFC 7680, Tmax \(Int(c.timeoutSeconds * 1000)) ms, Wilson 95 % interval; RTT: RFC 2681, nearest-rank percentiles. The engines' resolver files list measured pairs by the download goodput of their latest measurement (answered queries per second x the engine's payload bytes per answer), best first. Every measurement is a line of history.jsonl with `rate`."
+    }
+
     static let header = ["resolver", "domain", "kind", "now", "checks passed", "passed (Wilson 95 %)", "since last failure", "RTT p50 ms", "outages (s since start)", "MTU drift"]
 
     public func markdown() -> String {
@@ -82,11 +152,29 @@ public struct MonitorReport: Codable, Sendable, Hashable {
                    "Run \(run.id) over scan \(scan.id); seed \(run.seed). Every \(HTML.formatFixed(intervalSeconds, decimals: 1)) s each pair got one tunnel-shaped query (a name of its upload MTU asking for a TXT answer of its download MTU; up to \(attempts) tries, Tmax \(timeoutMs) ms, RFC 7680). \(rounds) rounds, \(checks) checks in \(HTML.formatFixed(elapsedSeconds, decimals: 1)) s. Passed shares carry their Wilson 95 % interval; RTT is RFC 2681's, the median of the latest \(64) passing checks. A failed check is asked again with the smallest query: if that passes, the pair is up but its sizes shrank (MTU drift), and each direction is bisected with the other held small; the least sizes found are shown. Every check is a line of history.jsonl.", "",
                    "| " + Self.header.joined(separator: " | ") + " |", "|" + String(repeating: "---|", count: Self.header.count)]
         for p in pairs { out.append("| " + row(p).joined(separator: " | ") + " |") }
-        out += ["", "Resolver files rewritten \(rewrites) time(s) (when the set of pairs up changed)" + (rewriteTimes.isEmpty ? "." : ", at " + rewriteTimes.map { HTML.formatFixed($0, decimals: 1) + " s" }.joined(separator: ", ") + ".")]
+        if let rates {
+            out += ["", "## Sustainable rate over time", "", rateMethod(rates), ""]
+            let rows = rateRows()
+            if rows.isEmpty {
+                out.append("No measurement ended.")
+            } else {
+                out += ["| " + Self.rateHeader.joined(separator: " | ") + " |", "|" + String(repeating: "---|", count: Self.rateHeader.count)]
+                for r in rows { out.append("| " + r.joined(separator: " | ") + " |") }
+            }
+        }
+        out += ["", "Resolver files rewritten \(rewrites) time(s) (when the pairs up or their order changed)" + (rewriteTimes.isEmpty ? "." : ", at " + rewriteTimes.map { HTML.formatFixed($0, decimals: 1) + " s" }.joined(separator: ", ") + ".")]
         if !memory.isEmpty {
-            out += ["", "Memory (VmRSS): " + memory.map { "\($0.rssKB) kB after \($0.checks) checks" }.joined(separator: ", ") + "."]
+            out += ["", "Memory (VmRSS; anonymous part; heap in use by malloc): " + memory.map(Self.memory).joined(separator: ", ") + "."]
         }
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// "38072 kB (anon 3172 kB, heap 935 kB) after 10000 checks".
+    static func memory(_ m: MemorySample) -> String {
+        var parts: [String] = []
+        if let a = m.anonKB { parts.append("anon \(a) kB") }
+        if let h = m.heapInUseKB { parts.append("heap \(h) kB") }
+        return "\(m.rssKB) kB" + (parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")") + " after \(m.checks) checks"
     }
 
     public func htmlSection() -> String {
@@ -98,6 +186,11 @@ public struct MonitorReport: Codable, Sendable, Hashable {
             ("Resolver files", HTML.escape("rewritten \(rewrites) time(s)")),
         ])
         s += HTML.table(Self.header, pairs.map { row($0).map(HTML.escape) }, numeric: [4, 7])
-        return s + "<p class=\"muted\">Every check: <a href=\"history.jsonl\">history.jsonl</a>.</p></section>"
+        if let rates {
+            s += "<h3>Sustainable rate over time</h3><p>" + HTML.escape(rateMethod(rates)) + "</p>"
+            let rows = rateRows()
+            s += rows.isEmpty ? "<p class=\"muted\">No measurement ended.</p>" : HTML.table(Self.rateHeader, rows.map { $0.map(HTML.escape) }, numeric: [2])
+        }
+        return s + "<p class=\"muted\">Every check" + (rates == nil ? "" : " and rate measurement") + ": <a href=\"history.jsonl\">history.jsonl</a>.</p></section>"
     }
 }

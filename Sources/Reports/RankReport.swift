@@ -95,7 +95,7 @@ public struct EngineRanking: Codable, Sendable, Hashable {
         var ranked: [(RankedPair, PairFigures)] = []
         for c in capacities {
             guard let f = figures[c.resolver + " " + c.domain],
-                  let up = f.upload.payloadBytes ?? f.upload.value, let down = f.download.payloadBytes ?? f.download.value else { continue }
+                  let up = f.upload.bytesPerQuery, let down = f.download.bytesPerQuery else { continue }
             let loss = c.lossAtSustainable?.ratio ?? 0
             let answered = c.sustainableRate * (1 - loss)
             ranked.append((RankedPair(rank: 0, resolver: c.resolver, domain: c.domain, sustainableRate: c.sustainableRate,

@@ -14,17 +14,20 @@ public enum ReportKind: String, CaseIterable, Codable, Sendable {
         case .trace: "tunnelprobe.trace/2"
         case .simulate: SimulateReport.schemaName
         case .resilience: ResilienceResult.schemaName
+        case .monitor: MonitorReport.schemaName
         default: "tunnelprobe.\(rawValue)/1"
         }
     }
     /// The schemas it reads: the current one and earlier ones whose files still decode (trace/1 lacks
     /// only optional fields; simulate/1 decodes as /2, whose new fields are optional, and differs only
-    /// in the recommendation rule; resilience/1 lacks only the optional `bridge` fields).
+    /// in the recommendation rule; resilience/1 lacks only the optional `bridge` fields; monitor/1
+    /// decodes as /2, which adds the optional rate measurements and heap figures).
     public var readableSchemas: [String] {
         switch self {
         case .trace: [schema, "tunnelprobe.trace/1"]
         case .simulate: [schema, "tunnelprobe.simulate/1"]
         case .resilience: [schema, "tunnelprobe.resilience/1"]
+        case .monitor: [schema, "tunnelprobe.monitor/1"]
         default: [schema]
         }
     }

@@ -3,6 +3,7 @@ import Base
 import DNSWire
 import EngineModels
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import ProbeClient
 import ProbeProtocol
@@ -18,14 +19,23 @@ struct MonitorCommand: AsyncParsableCommand {
         tunnel-shaped query each (a name of the pair's upload MTU asking for a TXT answer of its \
         download MTU; --attempts tries), appends every check to history.jsonl as it happens, and \
         rewrites each engine's resolver file (exports/<engine>/, temporary file then rename) whenever \
-        the set of pairs that are up changes. monitor.json and monitor.md give each pair's share of \
-        checks passed (Wilson 95 % interval), time since its last failure and its outages. Memory \
-        stays flat: per pair only counts and the latest outages are held; the history is on disk. \
-        It runs until --duration or --checks is reached, or until stopped (Ctrl-C, SIGTERM), and \
-        then writes its report: a stop at any moment keeps the history.
+        the set of pairs that are up, or their order, changes. monitor.json and monitor.md give each \
+        pair's share of checks passed (Wilson 95 % interval), time since its last failure and its \
+        outages. Memory stays flat: per pair only counts and the latest outages are held; the \
+        history is on disk. It runs until --duration or --checks is reached, or until stopped \
+        (Ctrl-C, SIGTERM), and then writes its report: a stop at any moment keeps the history.
+        With --rate-interval, each pair's sustainable query rate is measured as soon as it is up and \
+        again every --rate-interval seconds (rank's knee search: paced queries at rising rates, the \
+        knee narrowed by bisection, RFC 2544 26.1), never above --rate-ceiling q/s nor longer than \
+        --rate-pair-budget s, each step ended at its first sign of trouble; the pair is not checked \
+        meanwhile. Each measurement is a line of history.jsonl with "rate"; monitor.json keeps the \
+        first, latest, lowest and highest per pair, and the resolver files list the measured pairs \
+        by the goodput of their latest measurement, best first. Off by default: a measurement drives \
+        a resolver to its limit.
 
         Example:
           tunnelprobe monitor --scan reports/scan-20260101-120000 --key-file probe.key --interval 60
+          tunnelprobe monitor --scan reports/scan-20260101-120000 --key-file probe.key --interval 60 --rate-interval 3600
         """
     )
 
@@ -65,6 +75,30 @@ struct MonitorCommand: AsyncParsableCommand {
     @Option(help: "Report directory (default reports/<run-id>).")
     var out: String?
 
+    @Option(help: "Measure each pair's sustainable query rate again every this many seconds (default: never; each measurement drives the resolver to its limit).")
+    var rateInterval: Double?
+
+    @Option(help: "While measuring a rate: never more than this many queries per second to one resolver.")
+    var rateCeiling: Double = CapacitySettings().ceiling
+
+    @Option(help: "Time budget of one pair's rate measurement, seconds.")
+    var ratePairBudget: Double = 45
+
+    @Option(help: "First step's rate of a rate measurement, queries per second.")
+    var rateStart: Double = CapacitySettings().startRate
+
+    @Option(help: "Seconds each step of a rate measurement sends.")
+    var rateStepSeconds: Double = 2
+
+    @Option(help: "Quiet seconds between the steps of a rate measurement.")
+    var ratePauseSeconds: Double = 0.5
+
+    @Option(help: "Seconds to wait for each answer while measuring a rate (Tmax of RFC 7680 loss).")
+    var rateTimeout: Double = CapacitySettings().timeoutSeconds
+
+    @Option(help: "Pairs whose rate is measured at once.")
+    var rateParallel: Int = 2
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -75,6 +109,22 @@ struct MonitorCommand: AsyncParsableCommand {
         guard (1...10).contains(attempts) else { throw ValidationError("--attempts must be 1...10") }
         guard timeout > 0, timeout <= 60 else { throw ValidationError("--timeout must be in (0, 60] seconds") }
         guard (1...1024).contains(parallel) else { throw ValidationError("--parallel must be 1...1024") }
+        if let rateInterval { guard rateInterval >= 1, rateInterval <= 30 * 86_400 else { throw ValidationError("--rate-interval must be 1 to 2592000 seconds") } }
+        if let problem = rateSettings().problem() { throw ValidationError("--rate-*: \(problem)") }
+    }
+
+    /// The knee search of `rank`, bounded for a measurement repeated while monitoring.
+    func rateSettings() -> CapacitySettings {
+        var s = CapacitySettings()
+        s.startRate = rateStart
+        s.ceiling = rateCeiling
+        s.stepSeconds = rateStepSeconds
+        s.pauseSeconds = ratePauseSeconds
+        s.timeoutSeconds = rateTimeout
+        s.pairBudgetSeconds = ratePairBudget
+        s.totalBudgetSeconds = ratePairBudget
+        s.parallel = rateParallel
+        return s
     }
 
     func run() async throws {
@@ -101,6 +151,12 @@ struct MonitorCommand: AsyncParsableCommand {
         let queryEngine = QueryEngine(seed: seed)
         let encoding = LabelEncoding(rawValue: report.settings.encoding) ?? .base32
         let prober = Prober(engine: queryEngine, key: key, encoding: encoding, timeout: .milliseconds(Int64(timeout * 1000)))
+        let rateSettings = rateSettings()
+        let rateProbe = rateInterval.map { _ in
+            CapacityProbe(prober: Prober(engine: queryEngine, key: key, encoding: encoding,
+                                         timeout: .milliseconds(Int64(rateSettings.timeoutSeconds * 1000))),
+                          settings: rateSettings, endsTroubledSteps: true)
+        }
         let directory = run.directory
         do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
             throw fail("cannot create \(directory): \(error)", Exit.environment)
@@ -110,96 +166,134 @@ struct MonitorCommand: AsyncParsableCommand {
             throw fail("cannot write \(historyPath)", Exit.environment)
         }
         if !common.quiet {
-            printErr("monitor: \(targets.count) pair(s) every \(interval) s; history in \(historyPath)")
+            let rates = rateInterval.map { "; rates every \($0) s, up to \(CapacityProbe.rate(rateSettings.ceiling)) q/s" } ?? ""
+            printErr("monitor: \(targets.count) pair(s) every \(interval) s\(rates); history in \(historyPath)")
         }
-        let settings = (interval: interval, duration: duration, checks: checks, attempts: attempts, parallel: parallel)
-        let loop = Task { [targets, engineScans] () -> MonitorState in
+        let historyFD = history.fileDescriptor
+        let settings = (interval: interval, duration: duration, checks: checks, attempts: attempts, parallel: parallel,
+                        rateInterval: rateInterval, rateParallel: rateParallel)
+        // Everything runs on the query engine's event loop: see EventLoopTaskExecutor for why.
+        let loop = Task(executorPreference: queryEngine.taskExecutor) { [targets, engineScans] () -> MonitorState in
             var state = MonitorState(targets: targets)
+            let engineFigures = engineScans.map { Self.figures($0, pairs: state.pairs) }
             let clock = ContinuousClock()
             let started = clock.now
-            func since() -> Double {
+            @Sendable func since() -> Double {
                 let d = clock.now - started
                 return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
             }
             var nextMemorySample = 1
-            while !Task.isCancelled {
-                if let limit = settings.duration, since() >= limit { break }
-                if let limit = settings.checks, state.checks >= limit { break }
-                let roundStart = clock.now
-                // A failed check is diagnosed at once: down (even the smallest query fails), or up
-                // with smaller sizes than the scan's (MTU drift).
-                let checkOne: @Sendable (Int) async -> (Int, ProbeOutcome, (queryCharacters: Int?, answerBytes: Int?)?) = { i in
-                    let outcome = await targets[i].check(with: prober, attempts: settings.attempts)
-                    guard !outcome.ok, !Task.isCancelled else { return (i, outcome, nil) }
-                    return (i, outcome, await targets[i].diagnose(with: prober, attempts: settings.attempts))
-                }
-                let results = await withTaskGroup(of: (Int, ProbeOutcome, (queryCharacters: Int?, answerBytes: Int?)?).self) { group in
-                    var out: [(Int, ProbeOutcome, (queryCharacters: Int?, answerBytes: Int?)?)] = []
-                    var next = 0
-                    for _ in 0..<Swift.min(settings.parallel, targets.count) {
-                        let i = next
-                        next += 1
-                        group.addTask { await checkOne(i) }
-                    }
-                    while let done = await group.next() {
-                        out.append(done)
-                        if next < targets.count, !Task.isCancelled {
-                            let i = next
-                            next += 1
-                            group.addTask { await checkOne(i) }
-                        }
-                    }
-                    return out
-                }
-                if Task.isCancelled, results.count < targets.count { break }
-                let at = since()
-                state.rounds += 1
-                for (i, outcome, diagnosis) in results.sorted(by: { $0.0 < $1.0 }) {
-                    if let limit = settings.checks, state.checks >= limit { break }
-                    let rtt = outcome.ok ? outcome.rttNanos.map { Double($0) / 1e6 } : nil
-                    let drift = diagnosis.map { SizeDrift(at: at, queryCharacters: $0.queryCharacters, answerBytes: $0.answerBytes) }
-                    state.pairs[i].record(ok: outcome.ok, at: at, rttMs: rtt, failure: outcome.failure?.rawValue, drift: drift)
-                    state.checks += 1
-                    history.write(Data(Self.historyLine(at: at, target: targets[i], outcome: outcome, rtt: rtt,
-                                                        diagnosed: !outcome.ok && !Task.isCancelled, drift: drift).utf8))
-                    if state.checks >= nextMemorySample {
-                        state.memory.append(.init(checks: state.checks, rssKB: Self.residentKB()))
-                        nextMemorySample *= 10
-                    }
-                }
-                // The resolvers that are up, accepted ones first, in the scan's order.
-                let upSet = state.pairs.indices.filter { state.pairs[$0].up }.sorted { (targets[$0].spare ? 1 : 0, $0) < (targets[$1].spare ? 1 : 0, $1) }
-                if upSet != state.lastUpSet {
-                    Self.writeExports(engineScans, up: upSet.map { state.pairs[$0] }, directory: directory)
-                    if state.lastUpSet != nil {
-                        state.rewrites += 1
-                        state.rewriteTimes.append(at)
-                    }
-                    state.lastUpSet = upSet
-                }
-                state.elapsed = since()
-                let wake = roundStart + .milliseconds(Int64(settings.interval * 1000))
-                if wake > clock.now {
-                    if let limit = settings.duration, since() + settings.interval > limit { break }
-                    try? await Task.sleep(until: wake, clock: clock)
+            func sampleMemory() { state.memory.append(.init(checks: state.checks, ProcessMemory.now())) }
+            // Rate measurements run beside the checks; a pair is not checked while its rate is
+            // measured (the load would fail its check). Each hands its result over here.
+            var schedule = RateSchedule(pairs: targets.count, interval: settings.rateInterval ?? .infinity, parallel: settings.rateParallel)
+            let measured = NIOLockedValueBox<[(Int, RateSample)]>([])
+            let lines = MonitorHistory(fd: historyFD, targets: targets)
+            func takeMeasured() {
+                for (i, sample) in measured.withLockedValue({ m in defer { m.removeAll(keepingCapacity: true) }; return m }) {
+                    schedule.finish(i)
+                    state.pairs[i].record(rate: sample)
+                    lines.rate(at: since(), pair: i, sample: sample)
                 }
             }
+            await withTaskGroup(of: Void.self) { measurements in
+                while !Task.isCancelled {
+                    if let limit = settings.duration, since() >= limit { break }
+                    if let limit = settings.checks, state.checks >= limit { break }
+                    let roundStart = clock.now
+                    takeMeasured()
+                    let checked = targets.indices.filter { !schedule.measuring.contains($0) }
+                    // A failed check is diagnosed at once: down (even the smallest query fails), or up
+                    // with smaller sizes than the scan's (MTU drift).
+                    let checkOne: @Sendable (Int) async -> (Int, ProbeOutcome, (queryCharacters: Int?, answerBytes: Int?)?) = { i in
+                        let outcome = await targets[i].check(with: prober, attempts: settings.attempts)
+                        guard !outcome.ok, !Task.isCancelled else { return (i, outcome, nil) }
+                        return (i, outcome, await targets[i].diagnose(with: prober, attempts: settings.attempts))
+                    }
+                    let results = await withTaskGroup(of: (Int, ProbeOutcome, (queryCharacters: Int?, answerBytes: Int?)?).self) { group in
+                        var out: [(Int, ProbeOutcome, (queryCharacters: Int?, answerBytes: Int?)?)] = []
+                        var next = checked.makeIterator()
+                        for _ in 0..<Swift.min(settings.parallel, checked.count) {
+                            if let i = next.next() { group.addTask { await checkOne(i) } }
+                        }
+                        while let done = await group.next() {
+                            out.append(done)
+                            if !Task.isCancelled, let i = next.next() { group.addTask { await checkOne(i) } }
+                        }
+                        return out
+                    }
+                    if Task.isCancelled, results.count < checked.count { break }
+                    let at = since()
+                    if !checked.isEmpty { state.rounds += 1 }
+                    for (i, outcome, diagnosis) in results.sorted(by: { $0.0 < $1.0 }) {
+                        if let limit = settings.checks, state.checks >= limit { break }
+                        let rtt = outcome.ok ? outcome.rttNanos.map { Double($0) / 1e6 } : nil
+                        let drift = diagnosis.map { SizeDrift(at: at, queryCharacters: $0.queryCharacters, answerBytes: $0.answerBytes) }
+                        state.pairs[i].record(ok: outcome.ok, at: at, rttMs: rtt, failure: outcome.failure?.rawValue, drift: drift)
+                        state.checks += 1
+                        lines.check(at: at, pair: i, outcome: outcome, rttMs: rtt, diagnosed: !outcome.ok && !Task.isCancelled, drift: drift)
+                        if state.checks >= nextMemorySample {
+                            sampleMemory()
+                            nextMemorySample *= 10
+                        }
+                    }
+                    if let rateProbe {
+                        for i in schedule.start(now: since(), up: state.pairs.map(\.up)) {
+                            let t = targets[i], at = since()
+                            measurements.addTask {
+                                let c = await rateProbe.measure(resolver: t.resolver, zone: t.zone, queryCharacters: t.queryCharacters,
+                                                                answerBytes: t.answerBytes, budgetSeconds: rateProbe.settings.pairBudgetSeconds)
+                                // A measurement cut short by the stop is not one: it is left out.
+                                guard !Task.isCancelled else { return }
+                                measured.withLockedValue { $0.append((i, RateSample(at: at, capacity: c))) }
+                            }
+                        }
+                    }
+                    takeMeasured()
+                    // Each engine's file: the pairs that are up, by their latest measured goodput
+                    // when rates are known, else accepted first in the scan's order.
+                    let orders = engineFigures.map { Self.fileOrder($0, pairs: state.pairs) }
+                    if orders != state.lastOrders {
+                        Self.writeExports(engineScans, figures: engineFigures, orders: orders, directory: directory)
+                        if state.lastOrders != nil {
+                            state.rewrites += 1
+                            state.rewriteTimes.append(at)
+                        }
+                        state.lastOrders = orders
+                    }
+                    state.elapsed = since()
+                    // Nothing to check (every pair is being measured): wait for a measurement to end.
+                    let pause = checked.isEmpty ? Swift.max(settings.interval, 0.1) : settings.interval
+                    let wake = roundStart + .milliseconds(Int64(pause * 1000))
+                    if wake > clock.now {
+                        if let limit = settings.duration, since() + pause > limit { break }
+                        try? await Task.sleep(until: wake, clock: clock)
+                    }
+                }
+                measurements.cancelAll()
+            }
             state.elapsed = since()
-            state.memory.append(.init(checks: state.checks, rssKB: Self.residentKB()))
+            sampleMemory()
+            state.historyFailure = lines.failure
             return state
         }
         let state = await run.measure(onSignal: { loop.cancel() }) { await loop.value }
         try? history.close()
+        if let failure = state.historyFailure { printErr("tunnelprobe: warning: \(historyPath): \(failure); the history stops there") }
         await queryEngine.shutdown()
 
+        let rates = rateInterval.map { MonitorReport.RateSettings(intervalSeconds: $0, parallel: rateParallel, capacity: rateSettings) }
         let document = MonitorReport(run: run.info(seed: seed), scan: report.run, intervalSeconds: interval, attempts: attempts,
                                      timeoutMs: Int(timeout * 1000), rounds: state.rounds, checks: state.checks,
                                      elapsedSeconds: state.elapsed, pairs: state.pairs, rewrites: state.rewrites,
-                                     rewriteTimes: state.rewriteTimes, memory: state.memory, engines: engines.map(\.rawValue))
+                                     rewriteTimes: state.rewriteTimes, memory: state.memory, engines: engines.map(\.rawValue),
+                                     rates: rates)
         let json = try ReportWriter.json(document)
         let up = state.pairs.filter(\.up).count
+        let measuredRates = state.pairs.map { $0.rates?.measurements ?? 0 }.reduce(0, +)
         try run.finish(json: json, files: [("monitor.json", json), ("monitor.md", document.markdown())],
-                       summary: "\(state.checks) checks in \(state.rounds) rounds; \(up) of \(state.pairs.count) pair(s) up now; resolver files rewritten \(state.rewrites) time(s)\nreport: \(directory)/monitor.md",
+                       summary: "\(state.checks) checks in \(state.rounds) rounds" + (rateInterval == nil ? "" : ", \(measuredRates) rate measurement(s)")
+                           + "; \(up) of \(state.pairs.count) pair(s) up now; resolver files rewritten \(state.rewrites) time(s)\nreport: \(directory)/monitor.md",
                        common: common)
         try run.exitStatus(failed: up == 0)
     }
@@ -211,7 +305,10 @@ struct MonitorCommand: AsyncParsableCommand {
         var rewrites = 0
         var rewriteTimes: [Double] = []
         var memory: [MonitorReport.MemorySample] = []
-        var lastUpSet: [Int]?
+        /// Each engine's resolver file as last written (indices of pairs), nil before the first.
+        var lastOrders: [[Int]]?
+        /// Why history.jsonl could not be written to the end, if it could not.
+        var historyFailure: String?
         var elapsed = 0.0
 
         init(targets: [MonitorTarget]) {
@@ -219,32 +316,25 @@ struct MonitorCommand: AsyncParsableCommand {
         }
     }
 
-    /// One JSON line per check: seconds since the start, the pair, pass or the failure, the RTT.
-    /// A failed check that was diagnosed adds `"down":true` (even the smallest query failed) or
-    /// `"drift"` with the sizes that still passed (`null` for a direction that kept the scan's size).
-    static func historyLine(at: Double, target: MonitorTarget, outcome: ProbeOutcome, rtt: Double?,
-                            diagnosed: Bool = false, drift: SizeDrift? = nil) -> String {
-        func escape(_ s: String) -> String { s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") }
-        func number(_ v: Int?) -> String { v.map(String.init) ?? "null" }
-        var line = "{\"t\":\(String(format: "%.3f", at)),\"resolver\":\"\(escape(target.resolver.description))\",\"domain\":\"\(escape(target.zone.description))\",\"ok\":\(outcome.ok)"
-        if let f = outcome.failure { line += ",\"failure\":\"\(f.rawValue)\"" }
-        if let rtt { line += ",\"rttMs\":\(String(format: "%.3f", rtt))" }
-        if let drift {
-            line += ",\"drift\":{\"queryCharacters\":\(number(drift.queryCharacters)),\"answerBytes\":\(number(drift.answerBytes)),\"scanQueryCharacters\":\(target.queryCharacters),\"scanAnswerBytes\":\(target.answerBytes)}"
-        } else if diagnosed {
-            line += ",\"down\":true"
-        }
-        return line + "}\n"
+    /// Each engine's figures per watched pair (same indices as the pairs), nil where the engine
+    /// cannot use the pair.
+    static func figures(_ scan: EngineScan, pairs: [PairStability]) -> [PairFigures?] {
+        var byPair: [String: PairFigures] = [:]
+        for f in scan.synced.usable { byPair[f.resolver + " " + f.domain] = f }
+        return pairs.map { byPair[$0.resolver + " " + $0.domain] }
     }
 
-    /// Each engine's files for the pairs that are up, written beside the report: temporary file,
+    /// The pairs of an engine's resolver file, in order (`ResolverFileOrder`).
+    static func fileOrder(_ figures: [PairFigures?], pairs: [PairStability]) -> [Int] {
+        ResolverFileOrder.order(pairs) { figures[$0]?.download.bytesPerQuery }
+    }
+
+    /// Each engine's files for the pairs in `orders`, written beside the report: temporary file,
     /// then rename, so a reader never sees half a file.
-    static func writeExports(_ scans: [EngineScan], up: [PairStability], directory: String) {
-        for scan in scans {
+    static func writeExports(_ scans: [EngineScan], figures: [[PairFigures?]], orders: [[Int]], directory: String) {
+        for (e, scan) in scans.enumerated() {
             let model = EngineCatalog.model(for: scan.engine)
-            var figures: [String: PairFigures] = [:]
-            for f in scan.synced.usable { figures[f.resolver + " " + f.domain] = f }
-            let chosen = up.compactMap { figures[$0.resolver + " " + $0.domain] }
+            let chosen = orders[e].compactMap { figures[e][$0] }
             let files = model.exports(SyncedFigures(engine: scan.engine, upload: scan.synced.upload, download: scan.synced.download,
                                                     usable: chosen, rejected: []))
             let dir = directory + "/exports/\(scan.engine.rawValue)"
@@ -253,14 +343,5 @@ struct MonitorCommand: AsyncParsableCommand {
                 try? Data(file.text.utf8).write(to: URL(fileURLWithPath: dir + "/" + file.name), options: .atomic)
             }
         }
-    }
-
-    /// VmRSS of this process in kB, 0 when /proc cannot be read.
-    static func residentKB() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
-        }
-        return 0
     }
 }

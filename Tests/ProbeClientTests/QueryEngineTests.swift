@@ -1,7 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import ProbeClient
+@testable import ProbeClient
 import Testing
 
 /// The query engine against a UDP peer that answers every second query and drops the rest.
@@ -82,6 +82,77 @@ import Testing
         #expect(answered + timedOut == 600, "\(600 - answered - timedOut) queries never ended")
         #expect(answered > 200 && timedOut > 200, "answered \(answered), timed out \(timedOut)")
         #expect(engine.counts.timedOut == timedOut)
+        await engine.shutdown()
+        try await server.close()
+        try await group.shutdownGracefully()
+    }
+}
+
+/// What the engine holds per query, and where its callers resume.
+@Suite struct QueryEngineResourceTests {
+    /// Answers every datagram with the same bytes and the QR bit set.
+    final class Echo: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = AddressedEnvelope<ByteBuffer>
+        typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            var envelope = unwrapInboundIn(data)
+            guard var bytes = envelope.data.readBytes(length: envelope.data.readableBytes), bytes.count >= 12 else { return }
+            bytes[2] |= 0x80
+            context.writeAndFlush(wrapOutboundOut(AddressedEnvelope(remoteAddress: envelope.remoteAddress,
+                                                                   data: context.channel.allocator.buffer(bytes: bytes))),
+                                  promise: nil)
+        }
+    }
+
+    /// 300 answered queries with a 30 s timeout leave no expiry record behind: each answered one's
+    /// record goes when the queries before it are answered, not a whole timeout later (where a
+    /// monitor at 1,300 checks/s held a second's worth of them, 300 kB).
+    @Test(.timeLimit(.minutes(1))) func answeredQueriesLeaveNoExpiryBehind() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await DatagramBootstrap(group: group)
+            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Echo()) } }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let target = try #require(server.localAddress)
+        let engine = QueryEngine(seed: 9)
+        var answered = 0
+        for _ in 0..<30 {
+            await withTaskGroup(of: Bool.self) { queries in
+                for _ in 0..<10 {
+                    queries.addTask {
+                        if case .response = await engine.query(Array(repeating: 0, count: 17), to: target, timeout: .seconds(30)) { return true }
+                        return false
+                    }
+                }
+                for await ok in queries where ok { answered += 1 }
+            }
+        }
+        #expect(answered == 300)
+        #expect(await engine.heldExpiries() == 0)
+        await engine.shutdown()
+        try await server.close()
+        try await group.shutdownGracefully()
+    }
+
+    /// A task that prefers the engine's executor runs on its event loop and is resumed there after
+    /// an answer (monitor relies on it: no hop to the global executor per query).
+    @Test(.timeLimit(.minutes(1))) func aTaskOnTheEnginesExecutorResumesOnItsLoop() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await DatagramBootstrap(group: group)
+            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Echo()) } }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let target = try #require(server.localAddress)
+        let engine = QueryEngine(seed: 10)
+        let onLoop = await Task(executorPreference: engine.taskExecutor) { () -> [Bool] in
+            var seen = [engine.taskExecutor.loop.inEventLoop]
+            for _ in 0..<3 {
+                _ = await engine.query(Array(repeating: 0, count: 17), to: target, timeout: .seconds(5))
+                seen.append(engine.taskExecutor.loop.inEventLoop)
+            }
+            return seen
+        }.value
+        #expect(onLoop == [true, true, true, true])
+        // Without the preference a task is not on the loop: the check above can fail.
+        #expect(await Task { engine.taskExecutor.loop.inEventLoop }.value == false)
         await engine.shutdown()
         try await server.close()
         try await group.shutdownGracefully()

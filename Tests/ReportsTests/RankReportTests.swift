@@ -107,4 +107,46 @@ import Testing
         #expect(try ReportWriter.json(back) == json && back.pairs.first?.rttP50Ms == 1)
         #expect(report.markdown().contains("Wilson") && report.htmlSection().contains("id=\"monitor\""))
     }
+
+    /// With --rate-interval: the rate table (first, latest with class, loss and RTT, lowest,
+    /// highest, each with when it was measured), the method with its RFCs, the heap beside the
+    /// resident size; a report written before schema 2 still decodes and is read by its schema.
+    @Test func ratesAndHeapRenderAndOldReportsDecode() throws {
+        var p = PairStability(resolver: "192.0.2.1:53", domain: "vpn.lab.test", spare: false)
+        p.record(ok: true, at: 0, rttMs: 1, failure: nil)
+        func sample(at: Double, rate: Double) -> RateSample {
+            RateSample(at: at, capacity: RankReportTests.capacity("192.0.2.1:53", rate: rate, loss: 2))
+        }
+        p.record(rate: sample(at: 1.5, rate: 100))
+        p.record(rate: sample(at: 31.5, rate: 40))
+        p.record(rate: sample(at: 61.5, rate: 45))
+        var settings = CapacitySettings()
+        settings.ceiling = 150
+        let report = MonitorReport(run: RankReportTests.run, scan: RankReportTests.run, intervalSeconds: 0.5, attempts: 1, timeoutMs: 500,
+                                   rounds: 100, checks: 100, elapsedSeconds: 80, pairs: [p], rewrites: 1, rewriteTimes: [32],
+                                   memory: [.init(checks: 100, rssKB: 38_000, anonKB: 3_100, heapInUseKB: 950, heapFreeKB: 300)],
+                                   engines: ["masterdnsvpn-go"], rates: .init(intervalSeconds: 30, parallel: 2, capacity: settings))
+        let json = try ReportWriter.json(report)
+        let back = try JSONDecoder().decode(MonitorReport.self, from: Data(json.utf8))
+        // The RTT reservoir is working state, not part of the report: compare what is written.
+        #expect(try ReportWriter.json(back) == json && back.schema == "tunnelprobe.monitor/2" && back.pairs.first?.rates == p.rates)
+        let md = report.markdown()
+        #expect(md.contains("## Sustainable rate over time") && md.contains("RFC 2544 26.1") && md.contains("RFC 7680") && md.contains("RFC 2681"))
+        #expect(md.contains("| 192.0.2.1:53 | vpn.lab.test | 3 | 100 q/s at 1.5 s | 45.0 q/s at 61.5 s | rateLimiter | 2.0 % ["), "\(md)")
+        #expect(md.contains("| 40.0 q/s at 31.5 s | 100 q/s at 1.5 s |"), "\(md)")
+        #expect(md.contains("never above 150 q/s"))
+        #expect(md.contains("38000 kB (anon 3100 kB, heap 950 kB) after 100 checks"))
+        let html = report.htmlSection()
+        #expect(html.contains("Sustainable rate over time") && html.contains("45.0 q/s at 61.5 s"))
+
+        // Schema 1: no rates, no heap figures.
+        let old = MonitorReport(run: RankReportTests.run, scan: RankReportTests.run, intervalSeconds: 60, attempts: 2, timeoutMs: 2000,
+                                rounds: 1, checks: 1, elapsedSeconds: 1, pairs: [PairStability(resolver: "192.0.2.1:53", domain: "vpn.lab.test", spare: false)],
+                                rewrites: 0, rewriteTimes: [], memory: [.init(checks: 1, rssKB: 1000)], engines: ["masterdnsvpn-go"])
+        let v1 = try ReportWriter.json(old).replacingOccurrences(of: "tunnelprobe.monitor/2", with: "tunnelprobe.monitor/1")
+        #expect(!v1.contains("rates") && !v1.contains("heapInUseKB"))
+        let decoded = try JSONDecoder().decode(MonitorReport.self, from: Data(v1.utf8))
+        #expect(decoded.pairs.first?.rates == nil && decoded.rates == nil && !decoded.markdown().contains("Sustainable rate"))
+        #expect(ReportKind.monitor.readableSchemas.contains("tunnelprobe.monitor/1") && ReportKind.monitor.schema == MonitorReport.schemaName)
+    }
 }
