@@ -17,6 +17,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "tunnelprobe", targets: ["tunnelprobe"]),
+        .library(name: "OSLayer", targets: ["OSLayer"]),
         .library(name: "Base", targets: ["Base"]),
         .library(name: "DNSWire", targets: ["DNSWire"]),
         .library(name: "Fates", targets: ["Fates"]),
@@ -47,12 +48,18 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
-        // What every layer shares: the seeded generator, the Wilson interval, Gilbert-Elliott parameters
-        // and their text form, the report time format, program lookup and the raw system calls (swift-system).
+        // What every layer shares, pure (no process or system-call code): the seeded generator, the Wilson
+        // interval, Gilbert-Elliott parameters and their text form, addresses, the report time format.
+        .target(name: "Base", dependencies: ["CInetAddress"], swiftSettings: strict),
+        // inet_pton alone, so that Base parses addresses as the kernel does without importing Glibc.
+        .systemLibrary(name: "CInetAddress"),
+        // The one OS layer and the only module that imports Glibc: system calls with EINTR retried and a
+        // typed Errno (swift-system), programs run, launched and terminated (swift-subprocess), network
+        // namespaces, socket addresses, atomic file writes, this process's memory.
         .target(
-            name: "Base",
+            name: "OSLayer",
             dependencies: [
-                "CMalloc",
+                "Base", "CMalloc",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ],
@@ -61,7 +68,7 @@ let package = Package(
         // glibc's malloc.h (mallinfo2, mallopt), which the Glibc module leaves out: memory figures.
         .systemLibrary(name: "CMalloc"),
         // The per-packet fates interchange format (docs/FATES.md) that path, trace, impair and simulate share.
-        .target(name: "Fates", dependencies: ["Base"], swiftSettings: strict),
+        .target(name: "Fates", dependencies: ["Base", "OSLayer"], swiftSettings: strict),
         // RFC 1035 / RFC 6891 message codec, label payload codecs, QNAME capacity arithmetic.
         .target(name: "DNSWire", swiftSettings: strict),
         // How each tunnel engine (MasterDnsVPN Go and Python, dnstt, slipstream, iodine) turns a pair's
@@ -88,7 +95,7 @@ let package = Package(
         .target(
             name: "ProbeClient",
             dependencies: [
-                "Base", "DNSWire", "ProbeProtocol", "PathMetrics", "Fates", "EngineModels",
+                "Base", "OSLayer", "DNSWire", "ProbeProtocol", "PathMetrics", "Fates", "EngineModels",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ] + nio,
@@ -117,7 +124,7 @@ let package = Package(
         // impair: the user-space netem relay for UDP, its seeded models and its ground-truth log.
         .target(
             name: "Impairment",
-            dependencies: ["Base", "DNSWire", "Fates", .product(name: "HeapModule", package: "swift-collections")] + nio,
+            dependencies: ["Base", "OSLayer", "DNSWire", "Fates", .product(name: "HeapModule", package: "swift-collections")] + nio,
             swiftSettings: strict
         ),
         // Intel ISA-L (Debian libisal-dev) as a system library: Reed-Solomon over GF(2^8).
@@ -138,18 +145,16 @@ let package = Package(
         // `verify`: real engines over TUN in a sandbox namespace, phases and leak checks.
         .target(
             name: "TunnelVerify",
-            dependencies: ["Base", "DNSWire", "ProbeProtocol", "Capture", "EngineModels", .product(name: "Subprocess", package: "swift-subprocess")],
+            dependencies: ["Base", "OSLayer", "DNSWire", "ProbeProtocol", "Capture", "EngineModels"],
             swiftSettings: strict
         ),
         // Versioned report documents, their Markdown and HTML renderings and engine exports.
-        .target(name: "Reports", dependencies: ["Base", "EngineModels", "PathMetrics", "Fates", "LinkSim", "FEC", "TraceAnalysis", "ProbeClient", "TunnelVerify"], swiftSettings: strict),
+        .target(name: "Reports", dependencies: ["Base", "OSLayer", "EngineModels", "PathMetrics", "Fates", "LinkSim", "FEC", "TraceAnalysis", "ProbeClient", "TunnelVerify"], swiftSettings: strict),
         // The namespace testbed: client, resolver (real unbound), server, tunnel servers, impairment relay.
         .target(
             name: "Lab",
             dependencies: [
-                "Base", "DNSWire", "ProbeProtocol", "ProbeServer",
-                .product(name: "Subprocess", package: "swift-subprocess"),
-                .product(name: "SystemPackage", package: "swift-system"),
+                "Base", "OSLayer", "DNSWire", "ProbeProtocol", "ProbeServer",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -159,7 +164,7 @@ let package = Package(
         .target(
             name: "TunnelprobeCommands",
             dependencies: [
-                "Base", "DNSWire", "Fates", "EngineModels", "ProbeProtocol", "ProbeServer", "ProbeClient", "PathMetrics", "Capture", "TraceAnalysis",
+                "Base", "OSLayer", "DNSWire", "Fates", "EngineModels", "ProbeProtocol", "ProbeServer", "ProbeClient", "PathMetrics", "Capture", "TraceAnalysis",
                 "Impairment", "FEC", "LinkSim", "TunnelVerify", "Reports", "Lab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -178,8 +183,9 @@ let package = Package(
             swiftSettings: strict
         ),
         // What every test suite shares: the lab gate, the binary under test, golden files (Tests/TestSupport).
-        .target(name: "TestSupport", dependencies: ["Base"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Base", "OSLayer"], path: "Tests/TestSupport"),
         .testTarget(name: "BaseTests", dependencies: ["Base"]),
+        .testTarget(name: "OSLayerTests", dependencies: ["OSLayer", "Base"]),
         // The commands' own flag handling, in process (`@testable import TunnelprobeCommands`).
         .testTarget(name: "CommandLineTests", dependencies: ["TunnelprobeCommands", "Impairment", "Base", "Fates", "ProbeClient"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
@@ -202,9 +208,9 @@ let package = Package(
         .testTarget(name: "FECTests", dependencies: ["FEC"]),
         .testTarget(name: "LinkSimTests", dependencies: ["TestSupport", "LinkSim", "FEC", "Reports", "Base", "Fates"]),
         .testTarget(name: "ImpairmentTests", dependencies: ["Impairment", "DNSWire", "Base", "Fates", "ProbeClient"] + nio),
-        .testTarget(name: "TunnelVerifyTests", dependencies: ["TestSupport", "Base", "TunnelVerify", "Lab", "Reports"], exclude: ["Golden"],
+        .testTarget(name: "TunnelVerifyTests", dependencies: ["TestSupport", "Base", "OSLayer", "TunnelVerify", "Lab", "Reports"], exclude: ["Golden"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "Reports", "EngineModels", "PathMetrics", "Base", "TraceAnalysis", "ProbeClient", "TunnelVerify"], exclude: ["Golden"]),
+        .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "OSLayer", "Reports", "EngineModels", "PathMetrics", "Base", "TraceAnalysis", "ProbeClient", "TunnelVerify"], exclude: ["Golden"]),
         .testTarget(
             name: "LabTests",
             dependencies: ["TestSupport", "Lab", "ProbeClient", "ProbeProtocol", "Reports", "EngineModels", "PathMetrics", "DNSWire", "Impairment", "Base", "Fates"]

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import CInetAddress
 
 /// Why a text is not an address, an endpoint or a prefix. One error for the three parsers; its
 /// description is the reason alone ("not an IP address"), so a caller puts the text and where it
@@ -58,17 +56,10 @@ public enum IPAddress: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Parses an IPv4 dotted quad or IPv6 text (without zone).
     public init(parsing text: String) throws(AddressError) {
         guard text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else { throw .controlCharacter }
-        if text.contains(":") {
-            var raw = in6_addr()
-            guard inet_pton(AF_INET6, text, &raw) == 1 else { throw .notAnAddress }
-            guard let address = IPAddress(bytes: withUnsafeBytes(of: raw) { Array($0) }) else { throw .notAnAddress }
-            self = address
-        } else {
-            var raw = in_addr()
-            guard inet_pton(AF_INET, text, &raw) == 1 else { throw .notAnAddress }
-            guard let address = IPAddress(bytes: withUnsafeBytes(of: raw) { Array($0) }) else { throw .notAnAddress }
-            self = address
-        }
+        var raw = [UInt8](repeating: 0, count: text.contains(":") ? 16 : 4)
+        let parsed = raw.count == 16 ? tunnelprobe_parse_ipv6(text, &raw) : tunnelprobe_parse_ipv4(text, &raw)
+        guard parsed == 1, let address = IPAddress(bytes: raw) else { throw .notAnAddress }
+        self = address
     }
 
     /// From network-order bytes: 4 for IPv4, 16 for IPv6; nil for any other count.

@@ -1,4 +1,5 @@
 import Base
+import OSLayer
 public import Foundation
 
 /// A per-packet fate sequence (`docs/FATES.md`): what one path did to each datagram, per direction.

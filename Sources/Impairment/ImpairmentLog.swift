@@ -1,4 +1,5 @@
 import Base
+import OSLayer
 import Foundation
 
 /// The `--log` file: JSON lines (`docs/IMPAIR.md`). A header line, one line per datagram and

@@ -1,5 +1,6 @@
 public import Logging
 public import Base
+import OSLayer
 import Foundation
 
 /// The namespace testbed: a client namespace where scans run, a resolver namespace with a real
@@ -311,22 +312,7 @@ public enum Lab {
 
     /// SIGTERM, up to `terminationGrace` to exit, then SIGKILL and up to a second more.
     private static func terminate(_ pids: Set<Int32>) async {
-        func alive(_ pid: Int32) -> Bool { SystemCalls.process(pid)?.isAlive ?? false }
-        for pid in pids { SystemCalls.signal(pid, SystemCalls.terminateSignal) }
-        let clock = ContinuousClock()
-        var deadline = clock.now + terminationGrace
-        var remaining = pids.filter(alive)
-        while !remaining.isEmpty, clock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(50))
-            remaining = remaining.filter(alive)
-        }
-        guard !remaining.isEmpty else { return }
-        for pid in remaining { SystemCalls.signal(pid, SystemCalls.killSignal) }
-        deadline = clock.now + .seconds(1)
-        while !remaining.isEmpty, clock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-            remaining = remaining.filter(alive)
-        }
+        await ProcessControl.terminate(pids, grace: terminationGrace)
     }
 
     // MARK: - status

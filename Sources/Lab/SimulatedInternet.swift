@@ -1,4 +1,5 @@
 import Base
+import OSLayer
 public import DNSWire
 import Foundation
 import Glibc
@@ -171,12 +172,7 @@ public final class SimulatedResponder: Sendable {
         var size: Int32 = 8 << 20
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        local.sin_port = UInt16(53).bigEndian
-        let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        let bound = IPSocketAddress(nil, port: 53).withSockaddr { bind(fd, $0, $1) }
         guard bound == 0 else { return "bind 0.0.0.0:53: \(String(cString: strerror(errno)))" }
         ready()
 

@@ -1,6 +1,6 @@
 public import DNSWire
 import Foundation
-import Glibc
+import OSLayer
 public import Logging
 public import ProbeProtocol
 import Synchronization
@@ -28,7 +28,7 @@ public final class SimulatedInternetLab: Sendable {
 
     public static func up(seed: UInt64, mix: SimulatedInternet.Mix, zone: DNSName, key: ProbeKey,
                           logger: Logger) async throws(LabError) -> SimulatedInternetLab {
-        guard geteuid() == 0 else { throw LabError(.notRoot, "the simulated internet needs root (network namespaces)") }
+        guard ProcessControl.isRoot else { throw LabError(.notRoot, "the simulated internet needs root (network namespaces)") }
         let ip = try Toolbox.require("ip", package: "iproute2")
         var name = "tpsim-"
         for _ in 0..<6 { name.append(String(UInt8.random(in: 0...15), radix: 16)) }
@@ -46,8 +46,6 @@ public final class SimulatedInternetLab: Sendable {
         return lab
     }
 
-    private typealias SetnsFunction = @convention(c) (Int32, Int32) -> Int32
-
     private func startResponder() async throws(LabError) {
         let path = "/run/netns/\(namespace)"
         let responder = self.responder
@@ -56,18 +54,14 @@ public final class SimulatedInternetLab: Sendable {
             let once: @Sendable (String?) -> Void = { value in
                 if resumed.first() { continuation.resume(returning: value) }
             }
-            let thread = Thread {
-                let fd = open(path, O_RDONLY | O_CLOEXEC)
-                guard fd >= 0 else { return once("cannot open \(path): \(String(cString: strerror(errno)))") }
-                defer { close(fd) }
-                // setns is hidden behind _GNU_SOURCE in Glibc's Swift module: look it up.
-                guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "setns"),
-                      unsafeBitCast(symbol, to: SetnsFunction.self)(fd, 0x4000_0000) == 0 else {
-                    return once("cannot enter \(path): \(String(cString: strerror(errno)))")
+            NetworkNamespace.detachThread(in: path) { entered in
+                switch entered {
+                case .failure(.open(let code)): once("cannot open \(path): \(code)")
+                case .failure(.enter(let code)): once("cannot enter \(path): \(code)")
+                case .success:
+                    if let error = responder.serve(ready: { once(nil) }) { once(error) }
                 }
-                if let error = responder.serve(ready: { once(nil) }) { once(error) }
             }
-            thread.start()
         }
         if let failure { throw LabError(.startFailed, "simulated internet responder: \(failure)") }
     }

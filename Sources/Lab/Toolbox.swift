@@ -1,4 +1,5 @@
 import Base
+import OSLayer
 
 /// Finds the external programs the lab needs, naming the Debian package when one is missing.
 enum Toolbox {

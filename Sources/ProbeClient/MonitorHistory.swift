@@ -1,4 +1,5 @@
 import Base
+import OSLayer
 import Foundation
 
 /// `monitor`'s history.jsonl: one JSON line per check, written as it happens, and one per rate

@@ -1,5 +1,5 @@
-import Glibc
 import NIOConcurrencyHelpers
+import OSLayer
 
 /// Probe nonces from a CSPRNG, drawn 4 KiB at a time: one draw per 512 probes
 /// instead of one per probe (the call and the kernel's per-call key setup showed up at about 3 % of
@@ -31,18 +31,10 @@ final class NoncePool: Sendable {
     /// key and the standard generator both ask getrandom for 8 bytes at a time); the standard
     /// generator if the device cannot be read.
     private static func fresh(_ count: Int) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        let descriptor = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
-        var filled = 0
-        if descriptor >= 0 {
-            defer { close(descriptor) }
-            while filled < count {
-                let n = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, count - filled) }
-                guard n > 0 else { break }
-                filled += n
-            }
-        }
+        var bytes = SystemCall.readFile("/dev/urandom", limit: count) ?? []
+        let filled = bytes.count
         if filled < count {
+            bytes = [UInt8](repeating: 0, count: count)
             var generator = SystemRandomNumberGenerator()
             for index in 0..<count { bytes[index] = UInt8.random(in: .min ... .max, using: &generator) }
         }

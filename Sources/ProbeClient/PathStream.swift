@@ -3,11 +3,9 @@ import DNSWire
 import Foundation
 import NIOCore
 import NIOPosix
+import OSLayer
 import PathMetrics
 import ProbeProtocol
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One paced stream of sequenced path probes to one resolver, on its own SwiftNIO datagram channel.
 ///
@@ -85,7 +83,7 @@ public final class PathStream: @unchecked Sendable {
         #if os(Linux)
         // SO_RCVBUF is capped by net.core.rmem_max; as root, force the larger buffer so a scheduling hiccup
         // of the client does not drop responses (which would pass for downstream loss).
-        try? await channel.setOption(.socketOption(NIOBSDSocket.Option(rawValue: SO_RCVBUFFORCE)), value: 8 << 20).get()
+        try? await channel.setOption(.socketOption(NIOBSDSocket.Option(rawValue: IPSocketAddress.receiveBufferForceOption)), value: 8 << 20).get()
         #endif
         let promise = loop.makePromise(of: PathStreamResult.self)
         loop.execute {

@@ -1,4 +1,5 @@
 import Base
+import OSLayer
 import Foundation
 import Glibc
 import Synchronization
@@ -201,7 +202,11 @@ public final class Sweeper: Sendable {
                 if due > now + 200_000 {
                     var ts = timespec(tv_sec: Int((due - now) / 1_000_000_000), tv_nsec: Int((due - now) % 1_000_000_000))
                     var rest = timespec()
-                    while nanosleep(&ts, &rest) != 0, errno == EINTR { ts = rest }
+                    _ = try? SystemCall.retryingInterrupts {
+                        let result = nanosleep(&ts, &rest)
+                        ts = rest
+                        return result
+                    }
                 }
                 guard let query = probe.query(for: target, millis: millis, id: UInt16(truncatingIfNeeded: ids.next())) else {
                     // Cannot happen for a valid zone; counted as walked so the batch stays whole.
@@ -235,19 +240,22 @@ public final class Sweeper: Sendable {
 
     private func transmit(_ query: [UInt8], to address: inout sockaddr_in) {
         while true {
-            let result = query.withUnsafeBytes { buffer in
-                withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(fd, buffer.baseAddress, buffer.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            let code: Int32
+            do {
+                _ = try SystemCall.retryingInterrupts {
+                    query.withUnsafeBytes { buffer in
+                        withUnsafePointer(to: &address) {
+                            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                                sendto(fd, buffer.baseAddress, buffer.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                            }
+                        }
                     }
                 }
-            }
-            if result >= 0 {
                 stats.withLock { $0.sent += 1 }
                 return
+            } catch {
+                code = error.rawValue
             }
-            let code = errno
-            if code == EINTR { continue }
             if code == EAGAIN || code == ENOBUFS {
                 // The send buffer is full: wait for room rather than drop the probe.
                 var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)

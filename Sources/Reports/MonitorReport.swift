@@ -1,4 +1,5 @@
-public import Base
+import Base
+public import OSLayer
 import Foundation
 public import ProbeClient
 

@@ -1,4 +1,5 @@
 import Base
+import OSLayer
 import TraceAnalysis
 import TunnelVerify
 import Foundation

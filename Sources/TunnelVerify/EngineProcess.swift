@@ -1,6 +1,6 @@
 import Base
+import OSLayer
 import Foundation
-import Subprocess
 import Synchronization
 
 /// A running engine, started through swift-subprocess inside the sandbox with its output in a
@@ -21,28 +21,8 @@ final class EngineProcess: Sendable {
 
     init(argv: [String], log: String) {
         self.log = log
-        let script = #"log="$1"; shift; exec "$@" </dev/null >>"$log" 2>&1"#
         // Unstructured, so cancelling the run does not kill the engine behind the cleanup's back.
-        let runner = Task<Int32, Never>.detached {
-            var options = PlatformOptions()
-            options.createSession = true
-            do {
-                let result = try await Subprocess.run(
-                    .path("/bin/sh"),
-                    arguments: Arguments(["-c", script, "tunnelprobe-engine", log] + argv),
-                    platformOptions: options,
-                    output: .discarded,
-                    error: .discarded
-                )
-                return switch result.terminationStatus {
-                case .exited(let code): Int32(truncatingIfNeeded: code)
-                case .signaled(let signal): 128 + Int32(truncatingIfNeeded: signal)
-                }
-            } catch {
-                _ = FileManager.default.createFile(atPath: log, contents: Data("cannot start: \(error)\n".utf8))
-                return 127
-            }
-        }
+        let runner = Task<Int32, Never>.detached { await ProgramRun.runInSession(argv, log: log) }
         let holder = status
         Task.detached {
             let code = await runner.value

@@ -1,11 +1,10 @@
 import Base
+import OSLayer
 import Foundation
-import Glibc
-import Subprocess
 
 /// External programs and the few raw system calls `verify` makes, every failure a `VerifyError`.
 enum Host {
-    static var isRoot: Bool { geteuid() == 0 }
+    static var isRoot: Bool { ProcessControl.isRoot }
 
     static func locate(_ program: String) -> String? { Executables.locate(program) }
 
@@ -62,11 +61,10 @@ enum Host {
     /// Writes `text` to a temporary file beside `path` and renames it over `path`, so a reader
     /// (another run reclaiming orphans) sees the old or the new content, never half of one.
     static func replaceFile(_ path: String, _ text: String) throws(VerifyError) {
-        let temporary = path + ".tmp-\(getpid())"
-        try writeFile(temporary, text)
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw VerifyError(.sandboxFailed, "cannot write \(path): \(String(cString: strerror(errno)))")
+        do {
+            try AtomicFile.write(path, Array(text.utf8))
+        } catch {
+            throw VerifyError(.sandboxFailed, "cannot write \(path): \(error.errno)")
         }
     }
 
@@ -77,12 +75,10 @@ enum Host {
 
     /// Writes a /proc/sys value in place (no temporary file: procfs has no rename).
     static func writeProc(_ path: String, _ value: String) throws(VerifyError) {
-        let fd = open(path, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw VerifyError(.sandboxFailed, "cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        let bytes = Array(value.utf8)
-        guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
-            throw VerifyError(.sandboxFailed, "cannot write \(path): \(String(cString: strerror(errno)))")
+        do {
+            try SystemCall.writeInPlace(path, Array(value.utf8))
+        } catch {
+            throw VerifyError(.sandboxFailed, "cannot write \(path): \(error)")
         }
     }
 
@@ -96,15 +92,10 @@ enum Host {
 
     /// Seconds since `path` was last modified, `nil` when it does not exist.
     static func age(_ path: String) -> Double? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        return Date().timeIntervalSince1970 - Double(info.st_mtim.tv_sec)
+        FileStatus.modificationSeconds(path).map { Date().timeIntervalSince1970 - Double($0) }
     }
 
-    static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0
-    }
+    static func exists(_ path: String) -> Bool { FileStatus.exists(path) }
 
     /// The start time of a live process (field 22 of /proc/PID/stat), `nil` when it is gone or a zombie.
     static func startTime(of pid: Int32) -> UInt64? {
@@ -116,11 +107,7 @@ enum Host {
     static var pidNamespace: UInt64? { inode("/proc/self/ns/pid") }
 
     /// The inode that names a namespace (of a mount point or a /proc/PID/ns link).
-    static func inode(_ path: String) -> UInt64? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return UInt64(info.st_ino)
-    }
+    static func inode(_ path: String) -> UInt64? { FileStatus.identity(path)?.inode }
 
     /// Every process whose network namespace has this inode (what `ip netns pids` does, and it
     /// also works after the namespace's mount point is gone).
@@ -131,25 +118,11 @@ enum Host {
         }
     }
 
-    static func signal(_ pid: Int32, _ signal: Int32) { if pid > 1 { kill(pid, signal) } }
+    static func signal(_ pid: Int32, _ signal: Int32) { ProcessControl.signal(pid, signal) }
 
     /// SIGTERM, up to `grace` to exit, then SIGKILL.
     static func terminate(_ pids: [Int32], grace: Duration = .seconds(1)) async {
-        func alive(_ pid: Int32) -> Bool { startTime(of: pid) != nil }
-        for pid in pids { signal(pid, SIGTERM) }
-        let clock = ContinuousClock()
-        let deadline = clock.now + grace
-        var remaining = pids.filter(alive)
-        while !remaining.isEmpty, clock.now < deadline {
-            try? await clock.sleep(for: .milliseconds(25))
-            remaining = remaining.filter(alive)
-        }
-        for pid in remaining { signal(pid, SIGKILL) }
-        let hardDeadline = clock.now + .seconds(1)
-        while !remaining.isEmpty, clock.now < hardDeadline {
-            try? await clock.sleep(for: .milliseconds(10))
-            remaining = remaining.filter(alive)
-        }
+        await ProcessControl.terminate(pids, grace: grace)
     }
 
     /// A counter of /sys/class/net/IFACE/statistics, read in the namespace the path was opened in.

@@ -1,4 +1,5 @@
 import Base
+import OSLayer
 import Foundation
 
 /// MasterDnsVPN's Python edition as verify runs it (masterking32/MasterDnsVPN at 012b7d3: client.py,

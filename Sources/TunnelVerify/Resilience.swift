@@ -1,6 +1,6 @@
 public import Base
 import Foundation
-import Glibc
+import OSLayer
 
 /// The disruptions `resilience` can inflict while the probe flow runs.
 public enum DisruptionKind: String, Sendable, Hashable, CaseIterable {
@@ -333,7 +333,7 @@ struct ResilienceSession: Sendable {
     /// Every process still in the sandbox.
     func killStrays() async {
         guard let inode = Host.inode(sandbox.namespacePath) else { return }
-        let victims = Host.processes(inNamespace: inode).filter { $0 != getpid() }
+        let victims = Host.processes(inNamespace: inode).filter { $0 != ProcessControl.currentID }
         if !victims.isEmpty { await Host.terminate(victims.sorted()) }
     }
 
@@ -526,7 +526,7 @@ struct ResilienceSession: Sendable {
                 await sandbox.unblockResolver(tools: tools)
             case .engineRestart:
                 // SIGKILL: the engine gets no chance to tidy up, as when the system kills it.
-                Host.signal(running.pid, SIGKILL)
+                Host.signal(running.pid, ProcessControl.killSignal)
                 _ = await running.process.waitForExit(timeout: .seconds(2))
                 await killStrays()
                 current = nil

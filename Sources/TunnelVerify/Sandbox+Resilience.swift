@@ -1,6 +1,6 @@
 import Base
 import Foundation
-import Glibc
+import OSLayer
 
 /// What the resilience runner does to a sandbox besides what `verify` does: routes through a
 /// given gateway (it changes when the uplink gets a new address), the uplink's link state, a new
@@ -151,7 +151,7 @@ extension Sandbox {
     func snapshot(tools: Tools) async -> Snapshot {
         var processes: [String] = []
         if let inode = Host.inode(namespacePath) {
-            for pid in Host.processes(inNamespace: inode) where pid != getpid() {
+            for pid in Host.processes(inNamespace: inode) where pid != ProcessControl.currentID {
                 let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()
                 processes.append("\(pid) " + String(decoding: data.map { $0 == 0 ? 32 : $0 }, as: UTF8.self))
             }

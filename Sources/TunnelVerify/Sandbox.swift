@@ -1,5 +1,5 @@
 import Foundation
-import Glibc
+import OSLayer
 
 /// The network namespace one `verify` run owns, joined to the namespace it runs from by a veth
 /// pair with NAT, so the user's own routes are never touched:
@@ -63,7 +63,7 @@ public struct Sandbox: Sendable, Hashable {
         // What earlier runs killed hard left behind (their owners are dead) goes first.
         for root in Set([stateRoot, Sandbox.defaultStateRoot]).sorted() { _ = await Sandbox.reclaimOrphans(stateRoot: root) }
         if Task.isCancelled { throw VerifyError(.interrupted, "interrupted before the sandbox was built") }
-        let me = getpid()
+        let me = ProcessControl.currentID
         guard let started = Host.startTime(of: me) else { throw VerifyError(.sandboxFailed, "cannot read /proc/\(me)/stat") }
         var state = SandboxState(id: id, ownerPID: me, ownerStartTime: started)
         state.pidNamespace = Host.pidNamespace
@@ -151,7 +151,7 @@ public struct Sandbox: Sendable, Hashable {
 
     /// The name `ip netns identify` gives the namespace this process runs in, if any.
     static func callerNamespace(ip: String) async -> String? {
-        guard let outcome = try? await Host.run([ip, "netns", "identify", "\(getpid())"]), outcome.status == 0 else { return nil }
+        guard let outcome = try? await Host.run([ip, "netns", "identify", "\(ProcessControl.currentID)"]), outcome.status == 0 else { return nil }
         let name = outcome.output.trimmingCharacters(in: .whitespacesAndNewlines)
         return name.isEmpty ? nil : name
     }
@@ -246,14 +246,14 @@ public struct Sandbox: Sendable, Hashable {
         var victims = Set((state?.processes ?? []).filter(\.isRunning).map(\.pid))
         let inode = Host.inode("/run/netns/\(namespace)")
         if let inode { victims.formUnion(Host.processes(inNamespace: inode)) }
-        victims.remove(getpid())
+        victims.remove(ProcessControl.currentID)
         if !victims.isEmpty { await Host.terminate(victims.sorted()) }
         if Host.exists("/run/netns/\(namespace)") { _ = try? await Host.run([tools.ip, "netns", "delete", namespace]) }
         // A process that entered between the scan and the delete (an engine launched by a run
         // killed a moment earlier) lives on in the unmounted namespace: found by its inode.
         if let inode {
             for _ in 0..<5 {
-                let stragglers = Host.processes(inNamespace: inode).filter { $0 != getpid() }
+                let stragglers = Host.processes(inNamespace: inode).filter { $0 != ProcessControl.currentID }
                 if stragglers.isEmpty { break }
                 await Host.terminate(stragglers, grace: .milliseconds(100))
             }

@@ -1,4 +1,5 @@
 import Base
+import OSLayer
 import Foundation
 import Glibc
 
@@ -23,9 +24,12 @@ enum SandboxProbes {
             var response: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4096)
             while response.count < 65536 {
-                let n = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-                if n < 0, errno == EINTR { continue }
-                if n < 0 { return .failure(ProbeFailure("no response within \(timeout): \(String(cString: strerror(errno)))")) }
+                let n: Int
+                do {
+                    n = try SystemCall.retryingInterrupts { buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) } }
+                } catch {
+                    return .failure(ProbeFailure("no response within \(timeout): \(error)"))
+                }
                 if n == 0 { break }
                 response += buffer[0..<n]
             }
@@ -55,8 +59,7 @@ enum SandboxProbes {
                 var response: [UInt8] = []
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while response.count < 65536 {
-                    let n = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-                    if n < 0, errno == EINTR { continue }
+                    let n = (try? SystemCall.retryingInterrupts { buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) } }) ?? -1
                     if n <= 0 { break }
                     response += buffer[0..<n]
                 }
@@ -104,8 +107,7 @@ enum SandboxProbes {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: max(count, 1))
         while bytes.count < count {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, count - bytes.count, 0) }
-            if n < 0, errno == EINTR { continue }
+            let n = (try? SystemCall.retryingInterrupts { buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, count - bytes.count, 0) } }) ?? -1
             guard n > 0 else { return nil }
             bytes += buffer[0..<n]
         }
@@ -219,24 +221,7 @@ enum SandboxProbes {
     }
 
     static func withSocketAddress<T>(host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
-        let ip = IPAddress(host)
-        if let ip, ip.isIPv6 {
-            let bytes = ip.bytes
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = UInt16(truncatingIfNeeded: port).bigEndian
-            withUnsafeMutableBytes(of: &address.sin6_addr) { $0.copyBytes(from: bytes) }
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(truncatingIfNeeded: port).bigEndian
-        if let ip { withUnsafeMutableBytes(of: &address.sin_addr) { $0.copyBytes(from: ip.bytes) } }
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        IPSocketAddress(IPAddress(host), port: port).withSockaddr(body)
     }
 }
 

@@ -1,4 +1,5 @@
 public import Base
+import OSLayer
 import Foundation
 import Glibc
 
@@ -82,12 +83,13 @@ extension SandboxProbes {
             var buffer = [UInt8](repeating: 0, count: 16_384)
             let deadline = start + UInt64(timeoutMs) * 1_000_000
             while body < transfer.bytes {
-                let n = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-                let now = DispatchTime.now().uptimeNanoseconds
-                if n < 0, errno == EINTR { continue }
-                if n < 0 {
-                    return .failure(ProbeFailure("stalled after \(body) of \(transfer.bytes) bytes: \(String(cString: strerror(errno)))"))
+                let n: Int
+                do {
+                    n = try SystemCall.retryingInterrupts { buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) } }
+                } catch {
+                    return .failure(ProbeFailure("stalled after \(body) of \(transfer.bytes) bytes: \(error)"))
                 }
+                let now = DispatchTime.now().uptimeNanoseconds
                 if n == 0 { break }
                 if first == nil { first = now - start }
                 if bodyStart != nil {

@@ -1,7 +1,7 @@
 public import Base
 import DNSWire
 import Foundation
-import Glibc
+import OSLayer
 
 /// The checks `verify` can run after the data phase.
 public enum VerifyCheck: String, Sendable, Hashable, CaseIterable, Codable {
@@ -575,7 +575,7 @@ struct VerifySession {
         if checks.contains(.tunnelFailure) {
             // The engine dies; an app keeps talking. Whatever leaves the uplink now escaped.
             evidence.failureStart = clock.now - origin
-            Host.signal(pid, SIGKILL)
+            Host.signal(pid, ProcessControl.killSignal)
             _ = await process.waitForExit(timeout: .seconds(1))
             try? await clock.sleep(for: .milliseconds(100))
             if let whoami = configuration.whoami {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NIOCore
+import OSLayer
 import SystemPackage
 import Synchronization
 import Logging

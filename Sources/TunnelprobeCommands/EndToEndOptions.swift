@@ -2,6 +2,7 @@ import ArgumentParser
 import Base
 import Foundation
 import Logging
+import OSLayer
 import ProbeClient
 import Reports
 import TunnelVerify

@@ -2,6 +2,7 @@ import Base
 import ArgumentParser
 import Foundation
 import Impairment
+import OSLayer
 
 /// `tunnelprobe impair`: reads its flags (`ImpairOptions`) and runs `ImpairRelay`.
 struct ImpairCommand: AsyncParsableCommand {

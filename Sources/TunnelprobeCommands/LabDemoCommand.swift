@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Lab
+import OSLayer
 import Reports
 
 extension LabCommand {

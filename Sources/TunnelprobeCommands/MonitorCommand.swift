@@ -1,5 +1,6 @@
 import ArgumentParser
 import Base
+import OSLayer
 import DNSWire
 import EngineModels
 import Foundation

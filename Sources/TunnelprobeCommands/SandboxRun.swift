@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OSLayer
 import Reports
 import Synchronization
 import TunnelVerify

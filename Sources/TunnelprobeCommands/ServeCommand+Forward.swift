@@ -2,6 +2,7 @@ import ArgumentParser
 import Base
 import Logging
 import NIOCore
+import OSLayer
 import ProbeServer
 
 /// `serve --forward`: the responder in front of the user's own tunnel server (`ForwardingServer`).

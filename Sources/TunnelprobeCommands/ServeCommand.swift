@@ -4,6 +4,7 @@ import DNSWire
 import Foundation
 import Logging
 import NIOCore
+import OSLayer
 import ProbeClient
 import ProbeProtocol
 import ProbeServer

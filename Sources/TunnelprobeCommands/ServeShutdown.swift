@@ -1,5 +1,5 @@
 import Foundation
-import Glibc
+import OSLayer
 import Synchronization
 
 /// How `serve` ends on SIGINT or SIGTERM, whatever state the responder is in.
@@ -33,7 +33,7 @@ final class ServeShutdown: Sendable {
         }
         guard count == 1 else {
             printErr("tunnelprobe serve: second signal (\(Self.name(signo))), exiting without waiting for the stop")
-            _exit(128 + signo)
+            ProcessControl.exitNow(128 + signo)
         }
         let grace = grace
         let watchdog = Thread { [self] in
@@ -42,10 +42,10 @@ final class ServeShutdown: Sendable {
             // from a task of Swift's cooperative pool once the command returns) did not complete.
             if state.withLock({ $0.finished }) {
                 printErr("tunnelprobe serve: stopped after \(Self.name(signo)), but the process had not exited \(grace) later; exiting")
-                _exit(0)
+                ProcessControl.exitNow(0)
             }
             printErr("tunnelprobe serve: the stop after \(Self.name(signo)) did not finish within \(grace), exiting")
-            _exit(1)
+            ProcessControl.exitNow(1)
         }
         watchdog.start()
         Task {
@@ -56,8 +56,8 @@ final class ServeShutdown: Sendable {
 
     private static func name(_ signo: Int32) -> String {
         switch signo {
-        case SIGINT: "SIGINT"
-        case SIGTERM: "SIGTERM"
+        case ProcessControl.interruptSignal: "SIGINT"
+        case ProcessControl.terminateSignal: "SIGTERM"
         default: "signal \(signo)"
         }
     }

@@ -1,4 +1,5 @@
 import Base
+import OSLayer
 import EngineModels
 import Fates
 import ArgumentParser

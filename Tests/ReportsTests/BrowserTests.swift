@@ -3,6 +3,7 @@ import Reports
 import Testing
 import TestSupport
 import Base
+import OSLayer
 
 /// Opens a rendered report in a real headless Chromium: no console errors, every chart present, and a
 /// phone-sized screenshot left under `.build/test-output/` for a person to look at.

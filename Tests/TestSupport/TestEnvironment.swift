@@ -1,5 +1,6 @@
 public import Foundation
 import Base
+import OSLayer
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import Base
+import OSLayer
 import Foundation
 import Reports
 import Testing

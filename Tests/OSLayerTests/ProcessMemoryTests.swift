@@ -1,4 +1,4 @@
-import Base
+import OSLayer
 import Testing
 
 @Suite struct ProcessMemoryTests {

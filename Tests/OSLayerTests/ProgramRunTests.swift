@@ -1,4 +1,4 @@
-import Base
+import OSLayer
 import Testing
 
 struct ProgramRunTests {

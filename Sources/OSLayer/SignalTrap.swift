@@ -9,14 +9,14 @@ import Synchronization
 /// which the signal is ignored. (The former trap set SIG_IGN and then armed a libdispatch signal
 /// source, which installs its own handler only later, on the manager thread: a signal sent in
 /// between was discarded, and `serve` stayed in dispatch_main's sigsuspend for good.)
-final class SignalTrap: Sendable {
+public final class SignalTrap: Sendable {
     private let token: Int
 
-    init(_ signals: [Int32] = [SIGINT, SIGTERM], handler: @escaping @Sendable (Int32) -> Void) {
+    public init(_ signals: [Int32] = [ProcessControl.interruptSignal, ProcessControl.terminateSignal], handler: @escaping @Sendable (Int32) -> Void) {
         token = SignalRelay.shared.add(signals: signals, handler: handler)
     }
 
-    func release() { SignalRelay.shared.remove(token) }
+    public func release() { SignalRelay.shared.remove(token) }
 }
 
 /// The write end of the relay's pipe, read by the async-signal-safe handler (a C function cannot
@@ -52,8 +52,7 @@ final class SignalRelay: Sendable {
         let thread = Thread { [self] in
             var byte: UInt8 = 0
             while true {
-                let count = read(readEnd, &byte, 1)
-                if count < 0, errno == EINTR { continue }
+                let count = (try? SystemCall.retryingInterrupts { read(readEnd, &byte, 1) }) ?? -1
                 guard count == 1 else { return }
                 let signo = Int32(byte)
                 let handlers = entries.withLock { state in

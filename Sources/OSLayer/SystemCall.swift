@@ -86,3 +86,54 @@ public struct ProcessStat: Sendable, Hashable {
         return ProcessStat(state: state, startTime: start)
     }
 }
+
+/// What `stat(2)` says about a path, for the checks the lab and verify make.
+public enum FileStatus {
+    /// Device and inode: two paths name one file (one namespace) exactly when these match.
+    public struct Identity: Sendable, Hashable {
+        public var device: UInt64
+        public var inode: UInt64
+
+        public init(device: UInt64, inode: UInt64) {
+            self.device = device
+            self.inode = inode
+        }
+    }
+
+    /// Whether anything (even a dangling symbolic link) is at `path` (`lstat`).
+    public static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// The device and inode of what `path` leads to (`stat`), nil when there is nothing.
+    public static func identity(_ path: String) -> Identity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// The last modification of `path` itself (`lstat`), in seconds since 1970, nil when absent.
+    public static func modificationSeconds(_ path: String) -> Int? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return Int(info.st_mtim.tv_sec)
+    }
+
+    /// A regular file this process may execute.
+    public static func isExecutableFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && access(path, X_OK) == 0
+    }
+}
+
+extension SystemCall {
+    /// Writes `bytes` to the existing file at `path` in place, in one `write` (a /proc/sys value:
+    /// procfs has no rename); a short write is an error.
+    public static func writeInPlace(_ path: String, _ bytes: [UInt8]) throws(Errno) {
+        let fd = try retryingInterrupts { open(path, O_WRONLY | O_CLOEXEC) }
+        defer { close(fd) }
+        let written = try retryingInterrupts { bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
+        guard written == bytes.count else { throw .ioError }
+    }
+}
