@@ -46,6 +46,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        // DNS over TLS (RFC 7858) and over HTTPS (RFC 8484): ProbeClient/Transports only.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
     ],
     targets: [
         // What every layer shares, pure (no process or system-call code): the seeded generator, the Wilson
@@ -73,7 +76,7 @@ let package = Package(
         .target(name: "DNSWire", swiftSettings: strict),
         // How each tunnel engine (MasterDnsVPN Go and Python, dnstt, slipstream, iodine) turns a pair's
         // measured name length and response sizes into the numbers its user types (docs/ENGINES.md).
-        .target(name: "EngineModels", swiftSettings: strict),
+        .target(name: "EngineModels", dependencies: ["Base"], swiftSettings: strict),
         // The probe wire format shared by client and responder (docs/PROTOCOL.md), and MasterDnsVPN's
         // own MTU-test requests (`scan --server masterdnsvpn`).
         .target(
@@ -98,6 +101,12 @@ let package = Package(
                 "Base", "OSLayer", "DNSWire", "ProbeProtocol", "PathMetrics", "Fates", "EngineModels",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
+                // The TCP, DoT and DoH transports (Transports/).
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ] + nio,
             swiftSettings: strict
         ),

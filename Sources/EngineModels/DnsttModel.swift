@@ -98,14 +98,30 @@ public struct DnsttModel: EngineModel {
                                setting: setting)
     }
 
+    /// dnstt-client's resolver flag for the transport the pair was measured over (dnstt README:
+    /// `-udp ADDR:PORT`, `-dot ADDR:PORT`, `-doh URL`); dnstt has no plain-TCP mode, so a TCP pair
+    /// is a comment. DoT with a server name: dnstt checks the certificate against the host it is
+    /// given, so the name goes in (dnstt resolves it) and the measured address is in a comment.
+    static func clientArgument(_ address: ResolverAddress) -> String {
+        switch address.transport {
+        case .udp: return "-udp \(address.hostPort)"
+        case .tcp: return "# \(address.target?.description ?? address.hostPort): dnstt-client has no plain-TCP transport (use -udp, -dot or -doh)"
+        case .tls:
+            guard let name = address.target?.serverName else { return "-dot \(address.hostPort)" }
+            return "-dot \(name):\(address.port)  # measured at \(address.hostPort)"
+        case .https:
+            return "-doh \(address.target?.url ?? address.hostPort)" + (address.target?.serverName != nil ? "  # measured at \(address.hostPort)" : "")
+        }
+    }
+
     /// `dnstt-client` arguments, one line per usable resolver (the client takes one `-udp`), and the
     /// server's `-mtu` flag.
     public func exports(_ synced: SyncedFigures) -> [ExportFile] {
         var seen = Set<String>()
         var client = ["# dnstt-client: one resolver per run; replace PUBKEYFILE, DOMAIN and LOCALADDR:PORT"]
         for pair in synced.usable {
-            guard let address = ResolverAddress(pair.resolver), seen.insert(address.hostPort).inserted else { continue }
-            client.append("-udp \(address.hostPort)")
+            guard let address = ResolverAddress(pair.resolver), seen.insert(address.target?.description ?? address.hostPort).inserted else { continue }
+            client.append(Self.clientArgument(address))
         }
         var server = ["# dnstt-server: the largest response every usable resolver carries"]
         if let mtu = synced.download { server.append("-mtu \(mtu)") } else { server.append("# no usable resolver") }

@@ -162,6 +162,10 @@ public struct IodineModel: EngineModel {
         let type = queryType == .txt ? "TXT -O \(txtEncoding.rawValue)" : queryType.rawValue
         for pair in synced.usable {
             guard let m = synced.upload, let fragment = pair.download.value, let address = ResolverAddress(pair.resolver) else { continue }
+            if let note = address.udpOnlyNote(engine: "iodine") {
+                lines.append(note)
+                continue
+            }
             let prefix = address.port == ResolverAddress.defaultPort ? "" : "# port \(address.port) unsupported by iodine 0.7: "
             lines.append("\(prefix)-M \(m) -m \(fragment) -T \(type) \(address.host)")
         }

@@ -17,7 +17,8 @@ public enum MasterDnsVPNExport {
         var seen = Set<String>()
         var lines = ["# \(edition) resolvers found usable by tunnelprobe"]
         for text in list {
-            let line = ResolverAddress(text)?.masterDnsVPNLine ?? text.filter { !$0.isWhitespace }
+            let address = ResolverAddress(text)
+            let line = address?.udpOnlyNote(engine: "MasterDnsVPN") ?? address?.masterDnsVPNLine ?? text.filter { !$0.isWhitespace }
             if !line.isEmpty, seen.insert(line).inserted { lines.append(line) }
         }
         return ExportFile(name: "client_resolvers.txt", text: lines.joined(separator: "\n") + "\n")

@@ -1,6 +1,13 @@
-/// A resolver's address and UDP port, parsed from the forms tunnelprobe and the engines use:
-/// `1.2.3.4`, `1.2.3.4:5353`, `2001:db8::1`, `[2001:db8::1]:53`, `dns.example:53`.
+public import Base
+
+/// A resolver's address and port, parsed from the forms tunnelprobe and the engines use:
+/// `1.2.3.4`, `1.2.3.4:5353`, `2001:db8::1`, `[2001:db8::1]:53`, `dns.example:53`, and the forms
+/// that name a transport (`tcp://`, `tls://…#name`, `https://…/dns-query#name`: `ResolverTarget`).
 public struct ResolverAddress: Sendable, Hashable, Codable {
+    /// The transport-naming form, when the text had a scheme.
+    public var target: ResolverTarget?
+    /// How the scan reached the resolver (UDP for the forms without a scheme).
+    public var transport: DNSTransport { target?.transport ?? .udp }
     /// The host without brackets.
     public var host: String
     /// The UDP port (53 when the text had none).
@@ -18,6 +25,12 @@ public struct ResolverAddress: Sendable, Hashable, Codable {
     public init?(_ text: String) {
         let s = text.filter { !$0.isWhitespace }
         guard !s.isEmpty else { return nil }
+        if s.contains("://") {
+            guard let target = try? ResolverTarget(parsing: s) else { return nil }
+            self.init(host: target.endpoint.host, port: Int(target.endpoint.port))
+            self.target = target
+            return
+        }
         if s.hasPrefix("[") {
             guard let close = s.firstIndex(of: "]") else { return nil }
             let host = String(s[s.index(after: s.startIndex)..<close])
@@ -48,6 +61,13 @@ public struct ResolverAddress: Sendable, Hashable, Codable {
     /// `host:port`, with brackets around IPv6 hosts: what dnstt's `-udp` and slipstream's
     /// `--resolver` take.
     public var hostPort: String { isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// What an engine that speaks only UDP to its resolvers writes instead of the address of a
+    /// TCP, DoT or DoH pair: a comment that says why it is left out; nil for a UDP pair.
+    public func udpOnlyNote(engine: String) -> String? {
+        guard transport != .udp else { return nil }
+        return "# \(target?.description ?? hostPort): measured over \(transport); \(engine) asks its resolvers over UDP only, so it is not listed"
+    }
 
     /// One `client_resolvers.txt` line for MasterDnsVPN: the bare IPv4 address on port 53,
     /// `ip:port` otherwise, `[v6]:port` for IPv6 (the forms its sample resolver file lists).

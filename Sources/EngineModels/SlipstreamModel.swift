@@ -79,8 +79,8 @@ public struct SlipstreamModel: EngineModel {
         var seen = Set<String>()
         var lines = ["# slipstream-client: add --domain DOMAIN and the listen options"]
         for pair in synced.usable {
-            guard let address = ResolverAddress(pair.resolver), seen.insert(address.hostPort).inserted else { continue }
-            lines.append("--resolver \(address.hostPort)")
+            guard let address = ResolverAddress(pair.resolver), seen.insert(address.target?.description ?? address.hostPort).inserted else { continue }
+            lines.append(address.udpOnlyNote(engine: "slipstream") ?? "--resolver \(address.hostPort)")
         }
         return [ExportFile(name: "slipstream-client.args", text: lines.joined(separator: "\n") + "\n")]
     }

@@ -59,7 +59,8 @@ public enum Lab {
     }
 
     private static func build(_ config: LabConfig, tools: Tools, logger: Logger) async throws(LabError) -> LabStatus {
-        let topology = LabTopology(name: config.name)
+        var topology = LabTopology(name: config.name)
+        topology.ipv6 = config.resolverIPv6 == true
         let directory = LabState.directory(name: config.name, stateRoot: config.stateRoot)
         let ip = tools.ip
         try SystemCalls.makeDirectories(directory, mode: 0o755)
@@ -144,6 +145,7 @@ public enum Lab {
         let argv: [String]
         switch config.software {
         case .unbound:
+            if config.resolverTLS == true { try await LabCertificates.make(in: directory, labName: config.name, logger: logger) }
             let path = directory + "/unbound.conf"
             try SystemCalls.writeFile(path, UnboundConfiguration(config: config, stateDirectory: directory).rendered(), mode: 0o644)
             argv = [tools.unbound, "-d", "-c", path]

@@ -29,6 +29,13 @@ public struct LabConfig: Sendable, Codable, Hashable {
     /// address). nil: no limit.
     public var resolverIPRateLimit: Int?
 
+    /// unbound also serves DNS over TLS (RFC 7858, port 853) and over HTTPS (RFC 8484, port 443,
+    /// `/dns-query`) with a certificate from a CA made for this lab (`LabCertificates`). nil: no.
+    public var resolverTLS: Bool?
+    /// The resolver also has an IPv6 address (`LabTopology.resolverAddress6`, on 2001:db8::/32,
+    /// RFC 3849) toward the client, on every port it serves. nil: no.
+    public var resolverIPv6: Bool?
+
     /// The recursive resolvers a lab can run.
     public enum ResolverSoftware: String, Sendable, Codable, Hashable, CaseIterable {
         /// NLnet Labs unbound (Debian `unbound`).
@@ -101,8 +108,12 @@ public struct LabConfig: Sendable, Codable, Hashable {
         resolverUpstreamEDNS: Int? = nil,
         tunnelBehindResponder: Bool = false,
         resolverQueriesPerThread: Int? = nil,
-        resolverIPRateLimit: Int? = nil
+        resolverIPRateLimit: Int? = nil,
+        resolverTLS: Bool = false,
+        resolverIPv6: Bool = false
     ) {
+        self.resolverTLS = resolverTLS ? true : nil
+        self.resolverIPv6 = resolverIPv6 ? true : nil
         self.tunnelBehindResponder = tunnelBehindResponder ? true : nil
         self.resolverIPRateLimit = resolverIPRateLimit
         self.resolverQueriesPerThread = resolverQueriesPerThread

@@ -18,8 +18,17 @@ struct LabTopology: Sendable, Hashable {
     /// 1,024 resolver addresses for scan benchmarks; local in the resolver namespace.
     static let resolverAliases = "198.18.4.0/22"
     static let dnsPort = 53
+    /// IPv6 on the client link (documentation prefix 2001:db8::/32, RFC 3849), for labs with `resolverIPv6`.
+    static let clientAddress6 = "2001:db8:18::2"
+    public static let resolverAddress6 = "2001:db8:18::53"
+    static let subnet6 = "2001:db8:18::/64"
+    /// DNS over TLS (RFC 7858 3.1) and DNS over HTTPS (HTTPS, RFC 9110 4.2.2) on the resolver.
+    public static let tlsPort = 853
+    public static let httpsPort = 443
 
     let name: String
+    /// Whether the client link also carries IPv6 (`LabConfig.resolverIPv6`).
+    var ipv6 = false
 
     func namespace(_ role: Lab.Role) -> String {
         switch role {
@@ -57,6 +66,11 @@ struct LabTopology: Sendable, Hashable {
             ["-n", res, "link", "set", resolverClientLink, "up"],
             ["-n", res, "link", "set", resolverServerLink, "up"],
             ["-n", srv, "link", "set", serverLink, "up"],
+        ] + (ipv6 ? [
+            // nodad: usable at once (no duplicate address detection on a link of two namespaces).
+            ["-n", cli, "address", "add", LabTopology.clientAddress6 + "/64", "dev", clientLink, "nodad"],
+            ["-n", res, "address", "add", LabTopology.resolverAddress6 + "/64", "dev", resolverClientLink, "nodad"],
+        ] : []) + [
             ["-n", cli, "route", "add", LabTopology.resolverAliases, "via", LabTopology.resolverClientSideAddress],
             // AnyIP: every address of the prefix is local, one route instead of 1,024 addresses.
             ["-n", res, "route", "add", "local", LabTopology.resolverAliases, "dev", "lo"],

@@ -12,6 +12,8 @@ struct UnboundConfiguration: Sendable, Hashable {
     var tunnelServers: Bool
     var queriesPerThread: Int?
     var ipRateLimit: Int?
+    var tls: Bool
+    var ipv6: Bool
 
     init(config: LabConfig, stateDirectory: String) {
         domain = config.domain
@@ -23,6 +25,8 @@ struct UnboundConfiguration: Sendable, Hashable {
         qnameMinimisation = config.qnameMinimisation
         queriesPerThread = config.resolverQueriesPerThread
         ipRateLimit = config.resolverIPRateLimit
+        tls = config.resolverTLS == true
+        ipv6 = config.resolverIPv6 == true
         self.stateDirectory = stateDirectory
     }
 
@@ -48,7 +52,7 @@ struct UnboundConfiguration: Sendable, Hashable {
             "interface-automatic: yes",
             "port: \(LabTopology.dnsPort)",
             "do-ip4: yes",
-            "do-ip6: no",
+            "do-ip6: \(capsOrNo(ipv6))",
             "access-control: \(LabTopology.clientSubnet) allow",
             "module-config: \"iterator\"",
             // Advertised upstream: 4096 unless told, so the responder may send large answers; a lab
@@ -66,6 +70,21 @@ struct UnboundConfiguration: Sendable, Hashable {
             "so-sndbuf: 4m",
             "num-queries-per-thread: \(queriesPerThread ?? 4096)",
         ]
+        if ipv6 {
+            // The wildcard with IP_PKTINFO, as for IPv4; the stub zone stays IPv4.
+            server += ["interface: ::0", "access-control: \(LabTopology.subnet6) allow"]
+        }
+        if tls {
+            // unbound 1.17 (built with libnghttp2): tls-port serves DoT, https-port DoH at /dns-query;
+            // interface-automatic listens on every port of the list.
+            server += [
+                "interface-automatic-ports: \"\(LabTopology.dnsPort) \(LabTopology.tlsPort) \(LabTopology.httpsPort)\"",
+                "tls-service-key: \"\(LabCertificates.keyPath(stateDirectory))\"",
+                "tls-service-pem: \"\(LabCertificates.certificatePath(stateDirectory))\"",
+                "tls-port: \(LabTopology.tlsPort)",
+                "https-port: \(LabTopology.httpsPort)",
+            ]
+        }
         if let ipRateLimit {
             // unbound: above this many queries per second from one address every query is dropped
             // (factor 0: none let through), with no answer.

@@ -103,6 +103,29 @@ public struct Prober: Sendable {
     public var congestion: CongestionWindow?
     /// What download probes ask of the responder's EDNS handling (`scan --edns`).
     public var ednsRequest: ProbeMeta.EDNSRequest = .server
+    /// The resolvers reached over TCP, TLS or HTTPS and the engine that carries their queries
+    /// (`Transports/`); a resolver not in `targets` is asked over UDP through `engine`.
+    public var transports: ResolverTransports?
+    public var targets: [Endpoint: ResolverTarget] = [:]
+
+    /// The transport queries to `resolver` take.
+    public func transport(of resolver: Endpoint) -> DNSTransport { targets[resolver]?.transport ?? .udp }
+
+    /// Writes the resolver's transport into a pair, and its address in the form that names it.
+    func name(_ pair: inout ScanPair, _ resolver: Endpoint) {
+        let target = targets[resolver] ?? ResolverTarget(endpoint: resolver)
+        pair.resolver = target.description
+        pair.transport = target.transport
+    }
+
+    /// One exchange over the resolver's transport: UDP through `engine`, the others through `transports`.
+    func send(_ bytes: [UInt8], resolver: Endpoint, address: SocketAddress) async -> QueryResult {
+        if let target = targets[resolver], target.transport != .udp {
+            guard let transports else { return .sendFailed("no engine for \(target.transport)") }
+            return await transports.query(bytes, to: target, timeout: timeout)
+        }
+        return await engine.query(bytes, to: address, timeout: timeout)
+    }
 
     public init(engine: QueryEngine, key: ProbeKey, encoding: LabelEncoding = .base32, timeout: TimeAmount = .seconds(2),
                 ednsSize: UInt16 = 4096, pacer: Pacer? = nil) {
@@ -138,10 +161,10 @@ public struct Prober: Sendable {
         if let pacer { await pacer.wait(for: resolver) }
         guard let address = resolver.socketAddress else { return (nil, .fail(.sendFailed, "bad address")) }
         guard let congestion else {
-            return Self.classify(await engine.query(bytes, to: address, timeout: timeout), question: question)
+            return Self.classify(await send(bytes, resolver: resolver, address: address), question: question)
         }
         let ticket = await congestion.acquire(resolver)
-        let result = await engine.query(bytes, to: address, timeout: timeout)
+        let result = await send(bytes, resolver: resolver, address: address)
         var answered = false
         var timedOut = false
         switch result {

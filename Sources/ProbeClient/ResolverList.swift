@@ -1,7 +1,9 @@
 public import Base
 
 /// Resolver lists as scanners take them: `ip`, `ip:port`, `[v6]:port`, bare IPv6, CIDR blocks (with a cap),
-/// `#` comments and blank lines. A bad line is reported with its number and skipped.
+/// addresses that name their transport (`tcp://`, `tls://…#name`, `https://…/dns-query#name`: `ResolverTarget`),
+/// `#` comments and blank lines (a `#` right after a `tls://` or `https://` address is its server
+/// name, not a comment). A bad line is reported with its number and column and skipped.
 public struct ResolverList: Sendable {
     public struct Issue: Hashable, Sendable, CustomStringConvertible {
         public var source: String
@@ -14,6 +16,27 @@ public struct ResolverList: Sendable {
     public private(set) var resolvers: [Endpoint] = []
     public private(set) var issues: [Issue] = []
     private var seen: Set<Endpoint> = []
+    /// The resolvers reached over TCP, TLS or HTTPS, by the endpoint the scan keys them by; a
+    /// resolver not here is UDP.
+    public private(set) var targets: [Endpoint: ResolverTarget] = [:]
+
+    /// The target of `endpoint`: its stream transport, or UDP.
+    public func target(of endpoint: Endpoint) -> ResolverTarget {
+        targets[endpoint] ?? ResolverTarget(endpoint: endpoint)
+    }
+
+    /// Adds a resolver with its transport. The scan keys resolvers by address and port, so one
+    /// endpoint takes one transport: a second transport for the same endpoint is refused.
+    @discardableResult
+    public mutating func add(_ target: ResolverTarget) -> String? {
+        let current = self.target(of: target.endpoint)
+        if seen.contains(target.endpoint), current != target {
+            return "\(target.endpoint) is already listed as \(current); one transport per address and port"
+        }
+        if target.transport != .udp { targets[target.endpoint] = target }
+        add(target.endpoint)
+        return nil
+    }
 
     public static let defaultCIDRCap = 65_536
 
@@ -40,15 +63,39 @@ public struct ResolverList: Sendable {
             number += 1
             var line = bytes[start..<end]
             if line.last == 0x0D { line = line.dropLast() }
-            if let hash = line.firstIndex(of: UInt8(ascii: "#")) { line = line[..<hash] }
+            if let hash = Self.commentStart(line) { line = line[..<hash] }
             addLine(line, number: number, source: source, defaultPort: defaultPort, cidrCap: cidrCap)
             start = end + 1
         }
     }
 
+    /// Where a line's comment starts: the first `#`, except the one that follows a `tls://` or
+    /// `https://` address without a blank (its server name); a `#` after a blank is a comment.
+    static func commentStart(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8>.Index? {
+        guard let first = line.firstIndex(of: UInt8(ascii: "#")) else { return nil }
+        let head = String(decoding: line[..<first], as: UTF8.self)
+        let lower = head.lowercased().drop { $0 == " " || $0 == "\t" }
+        guard lower.hasPrefix("tls://") || lower.hasPrefix("https://"), !lower.contains(" "), !lower.contains("\t") else { return first }
+        return line[line.index(after: first)...].firstIndex { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+            .flatMap { blank in line[blank...].firstIndex(of: UInt8(ascii: "#")) }
+    }
+
     private mutating func addLine(_ line: ArraySlice<UInt8>, number: Int, source: String, defaultPort: Int, cidrCap: Int) {
         let raw = String(decoding: line, as: UTF8.self)
         let entry = raw[...].trimmingCharacters(in: " \t\r")
+        if entry.contains("://") {
+            do {
+                if let clash = add(try ResolverTarget(parsing: entry)) {
+                    issues.append(Issue(source: source, line: number, text: entry, reason: clash))
+                }
+            } catch {
+                let offset = raw.prefix { $0 == " " || $0 == "\t" }.count
+                var shifted = error
+                shifted.column += offset
+                issues.append(Issue(source: source, line: number, text: entry, reason: shifted.description))
+            }
+            return
+        }
         guard !entry.isEmpty else { return }
         guard String(validating: line, as: UTF8.self) != nil else {
             issues.append(Issue(source: source, line: number, text: entry, reason: "not UTF-8 text (a byte outside UTF-8 in the entry)"))

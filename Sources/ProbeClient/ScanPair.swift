@@ -1,3 +1,4 @@
+public import Base
 public import PathMetrics
 
 /// The stages of a scan, in the order a pair goes through them.
@@ -34,6 +35,10 @@ public struct ScanPair: Codable, Sendable, Hashable {
     /// The loss ratio is above `settings.maxLoss`: the pair carries, but is left out of the exports
     /// and the synced MTU.
     public var lossExceeded: Bool?
+    /// How the client reached the resolver (nil in reports from before transports were named: UDP).
+    public var transport: DNSTransport?
+    /// Why a TCP, TLS or HTTPS connection to the resolver failed (the pair then fails reachability).
+    public var transportFailure: TransportFailure?
 
     /// Accepted and within the loss threshold: what the exports and the synced MTU take.
     public var usable: Bool { accepted && lossExceeded != true }
@@ -94,6 +99,11 @@ public struct ScanPair: Codable, Sendable, Hashable {
         /// The EDNS UDP size the resolver advertised upstream, as the responder saw it in the
         /// query's OPT record (0: no EDNS); nil when the responder did not say.
         public var upstreamEDNS: Int?
+        /// Which leg of the path bound the size (`limitedBy` tells how): the client's leg to the
+        /// resolver (TC toward the client: its UDP limit) or the resolver's leg to the responder
+        /// (the EDNS size the resolver advertises upstream). nil when neither did (the record type,
+        /// loss, a failure).
+        public var limitingLeg: PathLeg?
         /// "upstream EDNS 1232", "TC", ...: what bound the search, for the tables.
         public var limitText: String {
             switch limitedBy {
@@ -126,6 +136,22 @@ public struct ScanPair: Codable, Sendable, Hashable {
             self.sent = sent
             self.succeeded = succeeded
             self.ratio = sent == 0 ? 0 : Double(succeeded) / Double(sent)
+        }
+    }
+}
+
+/// A leg of the path a query takes: client to resolver, resolver to the domain's server.
+public enum PathLeg: String, Codable, Sendable, Hashable, CaseIterable {
+    case clientLeg, resolverToServer
+
+    /// The leg a size limit belongs to: TC comes from the resolver toward the client (RFC 1035
+    /// 4.2.1; over TCP, TLS and HTTPS only a resolver's own cap sets it), the upstream EDNS size from
+    /// the resolver toward the server (RFC 6891 6.2.3).
+    public init?(_ limit: SizeLimit?) {
+        switch limit {
+        case .resolverLimit?: self = .clientLeg
+        case .upstreamEDNS?: self = .resolverToServer
+        default: return nil
         }
     }
 }

@@ -15,6 +15,7 @@ extension Scanner {
     func scanPairOnServer(_ server: MasterDnsVPNServerProber, _ resolver: Endpoint, _ zone: DNSName) async -> ScanPair? {
         var log: [ProbeOutcome] = []
         var pair = ScanPair(resolver: resolver.description, domain: zone.description, accepted: false)
+        prober.name(&pair, resolver)
         func finish(_ stage: ScanStage?, _ failure: ProbeFailure?, _ detail: String? = nil) -> ScanPair? {
             Self.finished(&pair, log: log, stage, failure, detail)
         }

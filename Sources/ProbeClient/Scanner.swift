@@ -295,8 +295,12 @@ public struct Scanner: Sendable {
         if let masterDnsVPN { return await scanPairOnServer(masterDnsVPN, resolver, zone) }
         var log: [ProbeOutcome] = []
         var pair = ScanPair(resolver: resolver.description, domain: zone.description, accepted: false)
+        prober.name(&pair, resolver)
         func finish(_ stage: ScanStage?, _ failure: ProbeFailure?, _ detail: String? = nil) -> ScanPair? {
-            Self.finished(&pair, log: log, stage, failure, detail)
+            if stage == .reachability, prober.transport(of: resolver) != .udp {
+                pair.transportFailure = prober.transports?.failure(of: resolver)
+            }
+            return Self.finished(&pair, log: log, stage, failure, detail)
         }
 
         let reach = await attempt({ await prober.reachability(resolver, zone: zone) }, &log)
@@ -342,6 +346,7 @@ public struct Scanner: Sendable {
             }
             if Task.isCancelled { return finish(nil, nil) }
         }
+        for index in downloads.indices { downloads[index].limitingLeg = PathLeg(downloads[index].limitedBy) }
         guard let primary = downloads.first else { return finish(.download, .timeout, "no size passed") }
         pair.download = primary
         if configuration.recordTypes.count > 1 { pair.downloads = downloads }

@@ -1,10 +1,11 @@
 import ArgumentParser
 import Foundation
+import Base
 import ProbeClient
 
 /// `--resolver` and `--resolvers FILE`, as `scan` and `path` take them.
 struct ResolverOptions: ParsableArguments {
-    @Option(name: .customLong("resolver"), help: "A resolver: ip, ip:port, [v6]:port or a CIDR block (repeatable).")
+    @Option(name: .customLong("resolver"), help: "A resolver: ip, ip:port, [v6]:port, a CIDR block, tcp://ip[:53], tls://ip[:853][#name] or https://ip[:443]/dns-query[#name] (repeatable).")
     var entries: [String] = []
 
     @Option(name: .customLong("resolvers"), help: "File of resolvers, one per line (# comments).")
@@ -16,7 +17,14 @@ struct ResolverOptions: ParsableArguments {
     /// kept in `issues` with its file and line number, for the caller to warn about or refuse.
     func list(cidrCap: Int) throws -> ResolverList {
         var list = ResolverList()
-        for entry in entries {
+        for entry in entries where entry.contains("://") {
+            do {
+                if let clash = list.add(try ResolverTarget(parsing: entry)) { throw fail("--resolver \(entry): \(clash)", .validationFailure) }
+            } catch let error as ResolverTargetError {
+                throw fail("--resolver \(entry): \(error)", .validationFailure)
+            }
+        }
+        for entry in entries where !entry.contains("://") {
             do { try ResolverList.parse(entry: entry, cidrCap: cidrCap).0.forEach { list.add($0) } } catch {
                 throw fail("--resolver \(entry): \(error)", .validationFailure)
             }

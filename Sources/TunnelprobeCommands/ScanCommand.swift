@@ -55,6 +55,7 @@ struct ScanCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var resolverOptions: ResolverOptions
+    @OptionGroup var transportOptions: TransportOptions
 
     @Option(name: .customLong("domain"), help: "Tunnel domain served by `tunnelprobe serve` (repeatable).")
     var domains: [String] = []
@@ -234,6 +235,7 @@ struct ScanCommand: AsyncParsableCommand {
         var prober = Prober(engine: engine, key: key, encoding: configuration.encoding, timeout: configuration.timeout,
                             pacer: perResolverQps > 0 ? Pacer(queriesPerSecond: perResolverQps) : nil)
         prober.ednsRequest = Self.ednsRequests[edns] ?? .server
+        let transports = try transportOptions.attach(to: &prober, list: list, seed: seed)
         let scanner = Scanner(configuration: configuration, prober: prober, masterDnsVPN: serverProbe)
         var liveCapture: LiveCapture?
         if let capture {
@@ -252,6 +254,7 @@ struct ScanCommand: AsyncParsableCommand {
         let result = await run.measure(onSignal: { task.cancel() }) { await task.value }
         progress?.finish()
         await engine.shutdown()
+        await transports?.shutdown()
         if let liveCapture, let capture {
             let stats = liveCapture.stop()
             logger.notice("capture \(capture): \(stats.written) packets written, \(stats.droppedByKernel) dropped by the kernel")

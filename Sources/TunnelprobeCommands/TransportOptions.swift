@@ -1,0 +1,45 @@
+import ArgumentParser
+import Base
+import ProbeClient
+
+/// The flags of the TCP, DoT and DoH transports (a resolver names its transport: `tls://`, `https://`).
+struct TransportOptions: ParsableArguments {
+    @Option(name: .customLong("doh-method"), help: "How DoH sends queries: post (the message as the body) or get (base64url in the URL; RFC 8484 4.1).")
+    var dohMethod: String = "post"
+
+    @Option(name: .customLong("tls-ca"), help: "PEM file of the CAs to trust for tls:// and https:// resolvers instead of the system store.")
+    var tlsCA: String?
+
+    @Option(name: .customLong("tls-pin"), help: "Base64 SHA-256 of the resolver's public key (SPKI, as kdig +tls-pin): checked instead of the CA and name.")
+    var tlsPin: String?
+
+    @Option(name: .customLong("connections-per-resolver"), help: "At most this many TCP/TLS/HTTPS connections to one resolver; queries are pipelined on them.")
+    var connectionsPerResolver: Int = 2
+
+    func validate() throws {
+        guard TransportSettings.DoHMethod(rawValue: dohMethod.lowercased()) != nil else {
+            throw ValidationError("--doh-method: post or get, not '\(dohMethod)'")
+        }
+        guard (1...64).contains(connectionsPerResolver) else {
+            throw ValidationError("--connections-per-resolver: 1 to 64")
+        }
+    }
+
+    var settings: TransportSettings {
+        TransportSettings(dohMethod: TransportSettings.DoHMethod(rawValue: dohMethod.lowercased()) ?? .post,
+                          caFile: tlsCA, pin: tlsPin, connectionsPerResolver: connectionsPerResolver)
+    }
+
+    /// Gives `prober` the list's TCP, TLS and HTTPS resolvers and the engine that reaches them; nil
+    /// when every resolver is UDP.
+    func attach(to prober: inout Prober, list: ResolverList, seed: UInt64) throws -> ResolverTransports? {
+        guard !list.targets.isEmpty else { return nil }
+        let transports: ResolverTransports
+        do { transports = try ResolverTransports(settings: settings, seed: seed) } catch {
+            throw fail("\(error)", Exit.badInput)
+        }
+        prober.targets = list.targets
+        prober.transports = transports
+        return transports
+    }
+}
