@@ -192,6 +192,8 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Base", "OSLayer"], path: "Tests/TestSupport"),
         .testTarget(name: "BaseTests", dependencies: ["Base"]),
         .testTarget(name: "OSLayerTests", dependencies: ["OSLayer", "Base"]),
+        // Rules over the test sources themselves: every lab suite is one `make check` skips (Makefile LAB_SUITES).
+        .testTarget(name: "SuiteRulesTests"),
         // The commands' own flag handling, in process (`@testable import TunnelprobeCommands`).
         .testTarget(name: "CommandLineTests", dependencies: ["TunnelprobeCommands", "Impairment", "Base", "Fates", "ProbeClient"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
