@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "tunnelprobe", targets: ["tunnelprobe"]),
         .library(name: "OSLayer", targets: ["OSLayer"]),
         .library(name: "Base", targets: ["Base"]),
+        .library(name: "Results", targets: ["Results"]),
         .library(name: "DNSWire", targets: ["DNSWire"]),
         .library(name: "Fates", targets: ["Fates"]),
         .library(name: "EngineModels", targets: ["EngineModels"]),
@@ -54,6 +55,11 @@ let package = Package(
         // What every layer shares, pure (no process or system-call code): the seeded generator, the Wilson
         // interval, Gilbert-Elliott parameters and their text form, addresses, the report time format.
         .target(name: "Base", dependencies: ["CInetAddress"], swiftSettings: strict),
+        // The Codable results the measuring modules produce and Reports renders: Base and Foundation only
+        // (no NIO, pcap, Subprocess), so that rendering a report never pulls in a measuring module.
+        // So far: verify's and resilience's results (VerifyResult, ResilienceResult, UplinkPacket,
+        // EngineDiagnostics, FECPreset).
+        .target(name: "Results", dependencies: ["Base"], swiftSettings: strict),
         // inet_pton alone, so that Base parses addresses as the kernel does without importing Glibc.
         .systemLibrary(name: "CInetAddress"),
         // The one OS layer and the only module that imports Glibc: system calls with EINTR retried and a
@@ -154,11 +160,11 @@ let package = Package(
         // `verify`: real engines over TUN in a sandbox namespace, phases and leak checks.
         .target(
             name: "TunnelVerify",
-            dependencies: ["Base", "OSLayer", "DNSWire", "ProbeProtocol", "Capture", "EngineModels"],
+            dependencies: ["Base", "OSLayer", "Results", "DNSWire", "ProbeProtocol", "Capture", "EngineModels"],
             swiftSettings: strict
         ),
         // Versioned report documents, their Markdown and HTML renderings and engine exports.
-        .target(name: "Reports", dependencies: ["Base", "OSLayer", "EngineModels", "PathMetrics", "Fates", "LinkSim", "FEC", "TraceAnalysis", "ProbeClient", "TunnelVerify"], swiftSettings: strict),
+        .target(name: "Reports", dependencies: ["Base", "OSLayer", "Results", "EngineModels", "PathMetrics", "Fates", "LinkSim", "FEC", "TraceAnalysis", "ProbeClient"], swiftSettings: strict),
         // The namespace testbed: client, resolver (real unbound), server, tunnel servers, impairment relay.
         .target(
             name: "Lab",
@@ -173,7 +179,7 @@ let package = Package(
         .target(
             name: "TunnelprobeCommands",
             dependencies: [
-                "Base", "OSLayer", "DNSWire", "Fates", "EngineModels", "ProbeProtocol", "ProbeServer", "ProbeClient", "PathMetrics", "Capture", "TraceAnalysis",
+                "Base", "OSLayer", "Results", "DNSWire", "Fates", "EngineModels", "ProbeProtocol", "ProbeServer", "ProbeClient", "PathMetrics", "Capture", "TraceAnalysis",
                 "Impairment", "FEC", "LinkSim", "TunnelVerify", "Reports", "Lab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -187,7 +193,7 @@ let package = Package(
         // the regression tests (Tests/FuzzRegressionTests) run the same entries.
         .target(
             name: "FuzzEntries",
-            dependencies: ["Capture", "DNSWire", "Fates", "Impairment", "ProbeClient", "Reports", "TraceAnalysis", "TunnelVerify", "TunnelprobeCommands"],
+            dependencies: ["Capture", "DNSWire", "Fates", "Impairment", "ProbeClient", "Reports", "Results", "TraceAnalysis", "TunnelVerify", "TunnelprobeCommands"],
             path: "Fuzz/Entries",
             swiftSettings: strict
         ),
@@ -195,6 +201,8 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Base", "OSLayer"], path: "Tests/TestSupport"),
         .testTarget(name: "BaseTests", dependencies: ["Base"]),
         .testTarget(name: "OSLayerTests", dependencies: ["OSLayer", "Base"]),
+        // Rules over the test sources themselves: every lab suite is one `make check` skips (Makefile LAB_SUITES).
+        .testTarget(name: "SuiteRulesTests"),
         // The commands' own flag handling, in process (`@testable import TunnelprobeCommands`).
         .testTarget(name: "CommandLineTests", dependencies: ["TunnelprobeCommands", "Impairment", "Base", "Fates", "ProbeClient"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
@@ -217,9 +225,9 @@ let package = Package(
         .testTarget(name: "FECTests", dependencies: ["FEC"]),
         .testTarget(name: "LinkSimTests", dependencies: ["TestSupport", "LinkSim", "FEC", "Reports", "Base", "Fates"]),
         .testTarget(name: "ImpairmentTests", dependencies: ["Impairment", "DNSWire", "Base", "Fates", "ProbeClient"] + nio),
-        .testTarget(name: "TunnelVerifyTests", dependencies: ["TestSupport", "Base", "OSLayer", "TunnelVerify", "Lab", "Reports"], exclude: ["Golden"],
+        .testTarget(name: "TunnelVerifyTests", dependencies: ["TestSupport", "Base", "OSLayer", "Results", "TunnelVerify", "Lab", "Reports"], exclude: ["Golden"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "OSLayer", "Reports", "EngineModels", "PathMetrics", "Base", "TraceAnalysis", "ProbeClient", "TunnelVerify"], exclude: ["Golden"]),
+        .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "OSLayer", "Results", "Reports", "EngineModels", "PathMetrics", "Base", "TraceAnalysis", "ProbeClient", "TunnelVerify"], exclude: ["Golden"]),
         .testTarget(
             name: "LabTests",
             dependencies: ["TestSupport", "Lab", "ProbeClient", "ProbeProtocol", "Reports", "EngineModels", "PathMetrics", "DNSWire", "Impairment", "Base", "Fates"]

@@ -1,4 +1,4 @@
-public import TunnelVerify
+public import Results
 extension ResilienceResult {
     /// resilience.md: verdict, the cycles and what they left, then one row per scenario.
     /// The page for people; `run` says which run it was.

@@ -1,4 +1,4 @@
-public import TunnelVerify
+public import Results
 
 /// `resilience.json` (`"schema": "tunnelprobe.resilience/2"`, docs/RESILIENCE.md): the run, then the
 /// fields of `ResilienceResult`. /2 added the packet-flow bridge of each cycle and scenario

@@ -1,7 +1,7 @@
 import Base
 import OSLayer
+import Results
 import TraceAnalysis
-import TunnelVerify
 import Foundation
 
 /// The report kinds a run directory can hold, each `<kind>.json` with schema `tunnelprobe.<kind>/<n>`.

@@ -1,4 +1,4 @@
-public import TunnelVerify
+public import Results
 
 /// `scan --e2e`: the real engine started for each of the best accepted pairs, pinned to that one
 /// resolver, and what it achieved, ranked by goodput (`ScanReport.endToEnd`, absent without --e2e).

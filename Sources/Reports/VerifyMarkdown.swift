@@ -1,4 +1,4 @@
-public import TunnelVerify
+public import Results
 extension VerifyResult {
     /// One line for the terminal.
     public var summaryLine: String {

@@ -1,4 +1,4 @@
-public import TunnelVerify
+public import Results
 
 /// `verify.json` (`"schema": "tunnelprobe.verify/1"`): the run, then the fields of `VerifyResult`.
 public typealias VerifyReport = ResultDocument<VerifyResult>

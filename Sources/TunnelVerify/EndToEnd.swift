@@ -1,5 +1,6 @@
 public import Base
 import Foundation
+public import Results
 
 /// `scan --e2e`: the real engine pinned to one resolver of a scanned pair, through verify's own
 /// engine abstraction (`EngineKind`, `Engine.make`, `Verifier`), so every engine `verify` can

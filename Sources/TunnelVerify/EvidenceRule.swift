@@ -1,3 +1,4 @@
+import Results
 /// Which check a packet seen on the uplink is evidence for (docs/VERIFY.md, "Evidence"). Each
 /// non-carrier packet belongs to at most one check:
 /// 1. by what it carries, first: a DNS query for a name a check asked for belongs to that check, and a

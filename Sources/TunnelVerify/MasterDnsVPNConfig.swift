@@ -1,6 +1,7 @@
 public import Base
 import Foundation
 public import EngineModels
+public import Results
 
 /// A MasterDnsVPN profile normalized into the client's own configuration, for either edition: the
 /// keys of the Go edition's `client_config.toml` (internal/config/client.go, the `toml:` tags) and

@@ -1,5 +1,6 @@
 import Base
 import Foundation
+import Results
 import Synchronization
 
 /// The steady probe flow of a resilience scenario: one HTTP GET to the whoami URL through the

@@ -1,6 +1,7 @@
 public import Base
 import OSLayer
 import Foundation
+public import Results
 
 /// The iOS client's profile (the contract between the app and the engine), plus the per-engine
 /// settings `verify` needs to start a real engine. Built only through `Profile.parse`, which names

@@ -1,6 +1,7 @@
 public import Base
 import Foundation
 import OSLayer
+public import Results
 
 /// The disruptions `resilience` can inflict while the probe flow runs.
 public enum DisruptionKind: String, Sendable, Hashable, CaseIterable {

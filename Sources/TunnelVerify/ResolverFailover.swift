@@ -1,4 +1,5 @@
 import Base
+import Results
 
 /// Whether a DNS tunnel moved to another of the profile's resolvers when the one it used went
 /// quiet, read from the uplink capture of a resolver outage.

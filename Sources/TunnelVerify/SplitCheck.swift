@@ -2,6 +2,7 @@ import Base
 import DNSWire
 import Foundation
 import Glibc
+import Results
 
 /// The split-tunnel check: with the engine up, each domain of the split is resolved (A and AAAA)
 /// through the sandbox's DNS server as the client would, the split's routes are applied with the

@@ -1,5 +1,6 @@
 import Base
 import DNSWire
+import Results
 
 extension UplinkPacket {
     /// Decodes an Ethernet frame (the veth's link type) and classifies it against the carrier.

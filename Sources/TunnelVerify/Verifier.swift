@@ -2,6 +2,7 @@ public import Base
 import DNSWire
 import Foundation
 import OSLayer
+public import Results
 
 /// The checks `verify` can run after the data phase.
 public enum VerifyCheck: String, Sendable, Hashable, CaseIterable, Codable {

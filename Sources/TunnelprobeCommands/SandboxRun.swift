@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import OSLayer
 import Reports
+import Results
 import Synchronization
 import TunnelVerify
 

@@ -20,7 +20,9 @@ import Testing
         let held = [UInt8](repeating: 7, count: 4 << 20)
         let after = ProcessMemory.now()
         let grown = try #require(after.heapInUseBytes) - (try #require(before.heapInUseBytes))
-        #expect(grown >= 4 << 20, "heap in use grew by \(grown) bytes for a 4 MiB array")
+        // Other threads of the test process (the test runner's own) may free a few KiB meanwhile: a
+        // 64 KiB allowance still shows the 4 MiB array, which a figure blind to it could not.
+        #expect(grown >= (4 << 20) - (64 << 10), "heap in use grew by \(grown) bytes for a 4 MiB array")
         #expect(held.count == 4 << 20)
     }
 }

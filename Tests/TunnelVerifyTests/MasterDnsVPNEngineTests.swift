@@ -1,6 +1,7 @@
 import Base
 import EngineModels
 import Foundation
+import Results
 import Testing
 @testable import TunnelVerify
 

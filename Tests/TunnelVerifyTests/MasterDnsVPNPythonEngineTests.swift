@@ -2,6 +2,7 @@ import Base
 import DNSWire
 import EngineModels
 import Foundation
+import Results
 import Testing
 @testable import TunnelVerify
 

@@ -1,5 +1,6 @@
 import Base
 import Foundation
+import Results
 import Testing
 import Reports
 @testable import TunnelVerify

@@ -1,5 +1,6 @@
 import Foundation
 import Reports
+import Results
 import Testing
 import TestSupport
 @testable import TunnelVerify

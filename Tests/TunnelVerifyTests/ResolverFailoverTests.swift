@@ -1,5 +1,6 @@
 import Base
 import Reports
+import Results
 import Testing
 @testable import TunnelVerify
 

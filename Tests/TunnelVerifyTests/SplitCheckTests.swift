@@ -1,6 +1,7 @@
 import DNSWire
 import Foundation
 import Reports
+import Results
 import Testing
 @testable import TunnelVerify
 

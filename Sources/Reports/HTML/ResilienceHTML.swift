@@ -1,4 +1,4 @@
-public import TunnelVerify
+public import Results
 extension ResilienceResult {
     /// The resilience section: the summary and every note (`summaryLines`, `allNotes`), cycles, one
     /// chart per scenario (answered probes per 500 ms, the disruption's bins highlighted) and the

@@ -1,4 +1,4 @@
-public import TunnelVerify
+public import Results
 extension VerifyResult {
     /// The verification section: verdict, phase timeline, exit IP and the itemized leak evidence.
     public func htmlSection() -> String {

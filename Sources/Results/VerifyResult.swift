@@ -227,3 +227,32 @@ public enum Verdict: String, Codable, Sendable, Hashable {
     /// Interrupted before the checks ended: what was measured is kept, no verdict is drawn.
     case incomplete
 }
+
+extension VerifyResult {
+    /// What crossed the tunnel once the handshake was done: how long the first data took and what
+    /// a short bulk download achieved (present only when the run was asked for it, `scan --e2e`).
+    public struct Transfer: Codable, Sendable, Hashable {
+        /// Milliseconds from the handshake evidence to the first answer through the tunnel (the
+        /// data phase's GET, retries included).
+        @NullCoded public var firstDataMs: Int?
+        /// The bulk download's URL and the body bytes asked for.
+        public var bulkURL: String?
+        public var bulkRequested: Int?
+        /// Body bytes received (the application's bytes: retransmissions and headers excluded).
+        @NullCoded public var bulkBytes: Int?
+        /// Milliseconds from sending the request to its first response byte.
+        @NullCoded public var timeToFirstByteMs: Double?
+        /// Milliseconds from sending the request to the last body byte read.
+        @NullCoded public var bulkMs: Double?
+        /// Goodput: body bytes over `bulkMs`, in bytes per second. RFC 2647 3.17 defines goodput as
+        /// the bits forwarded to the right destination per unit of time, minus any lost or
+        /// retransmitted; counting what the application received does exactly that.
+        @NullCoded public var goodputBytesPerSecond: Double?
+        /// Why the bulk download failed, when it did.
+        public var error: String?
+
+        public init(firstDataMs: Int? = nil) {
+            self.firstDataMs = firstDataMs
+        }
+    }
+}

@@ -10,6 +10,15 @@ public struct FECPreset: Sendable, Hashable, Codable {
     public var symbolSize: Int
     public var flushTimeoutMs: Int
 
+    public init(level: String, enabled: Bool, groupSize: Int, overheadPercent: Int, symbolSize: Int, flushTimeoutMs: Int) {
+        self.level = level
+        self.enabled = enabled
+        self.groupSize = groupSize
+        self.overheadPercent = overheadPercent
+        self.symbolSize = symbolSize
+        self.flushTimeoutMs = flushTimeoutMs
+    }
+
     public static let presets: [FECPreset] = [
         FECPreset(level: "none", enabled: false, groupSize: 8, overheadPercent: 15, symbolSize: 0, flushTimeoutMs: 25),
         FECPreset(level: "conservative", enabled: true, groupSize: 8, overheadPercent: 15, symbolSize: 0, flushTimeoutMs: 25),
