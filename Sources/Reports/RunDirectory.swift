@@ -158,7 +158,7 @@ public struct RunDirectory: Sendable {
             }
         }
         var seen = Set<String>()
-        for name in names where name.hasSuffix(".json") && name != "manifest.json" {
+        for name in names where name.hasSuffix(".json") && name != "manifest.json" && name != RunSummary.fileName {
             seen.insert(name)
             guard let bytes = SystemCall.readFile(dir.url(name).path, limit: JSONLimits.report.maxBytes + 1) else {
                 dir.problems.append("\(name): cannot be read")
@@ -243,10 +243,12 @@ public struct RunDirectory: Sendable {
         return HTML.page(title: "tunnelprobe \(runID)", body: body)
     }
 
-    /// Writes `index.html` and each report's Markdown next to its JSON.
+    /// Writes `index.html`, each report's Markdown next to its JSON, and `summary.json` (the line the
+    /// runs index shows, so the index never decodes this run's reports again).
     public func render() throws(ReportWriteError) {
         var files: [(String, String)] = [("index.html", indexHTML())]
         for r in reports { files.append(((r.file as NSString).deletingPathExtension + ".md", r.markdown)) }
+        files.append((RunSummary.fileName, summary.json()))
         try ReportWriter.write(files, to: path)
     }
 
@@ -334,34 +336,6 @@ enum ReportRenderers {
 
     static func percent(_ ratio: Double?) -> String {
         ratio.map { HTML.formatFixed($0 * 100, decimals: 2) + " %" } ?? "n/a"
-    }
-}
-
-/// `reports/index.html`: every run directory under a reports root, newest first.
-public enum RunIndex {
-    public static func html(root: String) -> String {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).sorted(by: >)
-        var rows: [[String]] = []
-        for name in names {
-            let dir = (root as NSString).appendingPathComponent(name)
-            var isDir: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue,
-                  let run = try? RunDirectory.load(dir), !(run.reports.isEmpty && run.manifest == nil) else { continue }
-            let info = run.manifest?.run ?? run.reports[0].run
-            let kinds = run.reports.map { $0.kind.rawValue }.joined(separator: ", ")
-            let headline = run.reports.map(\.headline).joined(separator: "; ")
-            let status = run.problems.isEmpty ? (run.reports.allSatisfy(\.ok) ? HTML.badge("ok", .ok) : HTML.badge("check", .warn))
-                : HTML.badge("\(run.problems.count) problem(s)", .bad)
-            rows.append(["<a href=\"\(HTML.escape(name))/index.html\">\(HTML.escape(name))</a>", HTML.escape(info.startedAt),
-                         HTML.escape(info.vantage), HTML.escape(kinds), status, HTML.escape(headline)])
-        }
-        let body = "<h1>tunnelprobe runs</h1>"
-            + (rows.isEmpty ? "<p>No runs yet.</p>" : HTML.table(["run", "started", "vantage", "reports", "status", "headline"], rows))
-        return HTML.page(title: "tunnelprobe runs", body: body)
-    }
-
-    public static func write(root: String) throws(ReportWriteError) {
-        try ReportWriter.write([("index.html", html(root: root))], to: root)
     }
 }
 
