@@ -17,7 +17,7 @@ struct ResolverOptions: ParsableArguments {
     func list(cidrCap: Int) throws -> ResolverList {
         var list = ResolverList()
         for entry in entries {
-            do { try ResolverList.parse(entry: entry, cidrCap: cidrCap).0.forEach { list.add($0) } } catch {
+            do { try list.add(entry: entry, cidrCap: cidrCap) } catch {
                 throw fail("--resolver \(entry): \(error)", .validationFailure)
             }
         }
