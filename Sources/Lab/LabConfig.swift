@@ -28,6 +28,10 @@ public struct LabConfig: Sendable, Codable, Hashable {
     /// whose rate limit the tests know. All of the lab's resolver addresses share it (one client
     /// address). nil: no limit.
     public var resolverIPRateLimit: Int?
+    /// unbound as a distribution ships it: one thread, one socket, the kernel's default socket
+    /// buffers (the lab's own unbound runs 2 threads with 4 MB buffers). A resolver a 1,000-query
+    /// burst overloads, for tests of how a scan reads its own load. nil: the lab's unbound.
+    public var resolverStock: Bool?
 
     /// The recursive resolvers a lab can run.
     public enum ResolverSoftware: String, Sendable, Codable, Hashable, CaseIterable {
@@ -101,8 +105,10 @@ public struct LabConfig: Sendable, Codable, Hashable {
         resolverUpstreamEDNS: Int? = nil,
         tunnelBehindResponder: Bool = false,
         resolverQueriesPerThread: Int? = nil,
-        resolverIPRateLimit: Int? = nil
+        resolverIPRateLimit: Int? = nil,
+        resolverStock: Bool = false
     ) {
+        self.resolverStock = resolverStock ? true : nil
         self.tunnelBehindResponder = tunnelBehindResponder ? true : nil
         self.resolverIPRateLimit = resolverIPRateLimit
         self.resolverQueriesPerThread = resolverQueriesPerThread
@@ -160,6 +166,9 @@ public struct LabConfig: Sendable, Codable, Hashable {
                 throw LabError(.invalidConfig, "resolver ip rate limit \(n) is outside 1...1000000 queries per second")
             }
             guard software == .unbound else { throw LabError(.invalidConfig, "the ip rate limit is set for unbound only") }
+        }
+        if resolverStock == true, software != .unbound {
+            throw LabError(.invalidConfig, "the stock resolver settings are for unbound only")
         }
         if software == .knot, iodineDomain != nil {
             throw LabError(.invalidConfig, "the tunnel servers run behind unbound only (its split-name rules); drop the tunnel domain or use unbound")

@@ -12,6 +12,7 @@ struct UnboundConfiguration: Sendable, Hashable {
     var tunnelServers: Bool
     var queriesPerThread: Int?
     var ipRateLimit: Int?
+    var stock: Bool
 
     init(config: LabConfig, stateDirectory: String) {
         domain = config.domain
@@ -23,6 +24,7 @@ struct UnboundConfiguration: Sendable, Hashable {
         qnameMinimisation = config.qnameMinimisation
         queriesPerThread = config.resolverQueriesPerThread
         ipRateLimit = config.resolverIPRateLimit
+        stock = config.resolverStock == true
         self.stateDirectory = stateDirectory
     }
 
@@ -58,14 +60,16 @@ struct UnboundConfiguration: Sendable, Hashable {
             "infra-keep-probing: yes",
             "qname-minimisation: \(capsOrNo(qnameMinimisation))",
             "use-caps-for-id: \(capsOrNo(capsForID))",
+        ]
+        if stock {
+            // unbound's defaults: one thread, the kernel's socket buffers (LabConfig.resolverStock).
+            server += ["num-threads: 1"] + (queriesPerThread.map { ["num-queries-per-thread: \($0)"] } ?? [])
+        } else {
             // A thread per core and deep socket buffers: a 1,000-address scan sends bursts of a few
             // hundred queries at once, and a drop here would be blamed on the path.
-            "num-threads: 2",
-            "so-reuseport: yes",
-            "so-rcvbuf: 4m",
-            "so-sndbuf: 4m",
-            "num-queries-per-thread: \(queriesPerThread ?? 4096)",
-        ]
+            server += ["num-threads: 2", "so-reuseport: yes", "so-rcvbuf: 4m", "so-sndbuf: 4m",
+                       "num-queries-per-thread: \(queriesPerThread ?? 4096)"]
+        }
         if let ipRateLimit {
             // unbound: above this many queries per second from one address every query is dropped
             // (factor 0: none let through), with no answer.
