@@ -28,6 +28,10 @@ public struct LabConfig: Sendable, Codable, Hashable {
     /// whose rate limit the tests know. All of the lab's resolver addresses share it (one client
     /// address). nil: no limit.
     public var resolverIPRateLimit: Int?
+    /// unbound as a distribution ships it: one thread, one socket, the kernel's default socket
+    /// buffers (the lab's own unbound runs 2 threads with 4 MB buffers). A resolver a 1,000-query
+    /// burst overloads, for tests of how a scan reads its own load. nil: the lab's unbound.
+    public var resolverStock: Bool?
 
     /// unbound also serves DNS over TLS (RFC 7858, port 853) and over HTTPS (RFC 8484, port 443,
     /// `/dns-query`) with a certificate from a CA made for this lab (`LabCertificates`). nil: no.
@@ -110,10 +114,12 @@ public struct LabConfig: Sendable, Codable, Hashable {
         resolverQueriesPerThread: Int? = nil,
         resolverIPRateLimit: Int? = nil,
         resolverTLS: Bool = false,
-        resolverIPv6: Bool = false
+        resolverIPv6: Bool = false,
+        resolverStock: Bool = false
     ) {
         self.resolverTLS = resolverTLS ? true : nil
         self.resolverIPv6 = resolverIPv6 ? true : nil
+        self.resolverStock = resolverStock ? true : nil
         self.tunnelBehindResponder = tunnelBehindResponder ? true : nil
         self.resolverIPRateLimit = resolverIPRateLimit
         self.resolverQueriesPerThread = resolverQueriesPerThread
@@ -171,6 +177,9 @@ public struct LabConfig: Sendable, Codable, Hashable {
                 throw LabError(.invalidConfig, "resolver ip rate limit \(n) is outside 1...1000000 queries per second")
             }
             guard software == .unbound else { throw LabError(.invalidConfig, "the ip rate limit is set for unbound only") }
+        }
+        if resolverStock == true, software != .unbound {
+            throw LabError(.invalidConfig, "the stock resolver settings are for unbound only")
         }
         if software == .knot, iodineDomain != nil {
             throw LabError(.invalidConfig, "the tunnel servers run behind unbound only (its split-name rules); drop the tunnel domain or use unbound")

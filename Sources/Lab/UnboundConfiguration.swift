@@ -12,6 +12,7 @@ struct UnboundConfiguration: Sendable, Hashable {
     var tunnelServers: Bool
     var queriesPerThread: Int?
     var ipRateLimit: Int?
+    var stock: Bool
     var tls: Bool
     var ipv6: Bool
 
@@ -25,6 +26,7 @@ struct UnboundConfiguration: Sendable, Hashable {
         qnameMinimisation = config.qnameMinimisation
         queriesPerThread = config.resolverQueriesPerThread
         ipRateLimit = config.resolverIPRateLimit
+        stock = config.resolverStock == true
         tls = config.resolverTLS == true
         ipv6 = config.resolverIPv6 == true
         self.stateDirectory = stateDirectory
@@ -62,14 +64,16 @@ struct UnboundConfiguration: Sendable, Hashable {
             "infra-keep-probing: yes",
             "qname-minimisation: \(capsOrNo(qnameMinimisation))",
             "use-caps-for-id: \(capsOrNo(capsForID))",
+        ]
+        if stock {
+            // unbound's defaults: one thread, the kernel's socket buffers (LabConfig.resolverStock).
+            server += ["num-threads: 1"] + (queriesPerThread.map { ["num-queries-per-thread: \($0)"] } ?? [])
+        } else {
             // A thread per core and deep socket buffers: a 1,000-address scan sends bursts of a few
             // hundred queries at once, and a drop here would be blamed on the path.
-            "num-threads: 2",
-            "so-reuseport: yes",
-            "so-rcvbuf: 4m",
-            "so-sndbuf: 4m",
-            "num-queries-per-thread: \(queriesPerThread ?? 4096)",
-        ]
+            server += ["num-threads: 2", "so-reuseport: yes", "so-rcvbuf: 4m", "so-sndbuf: 4m",
+                       "num-queries-per-thread: \(queriesPerThread ?? 4096)"]
+        }
         if ipv6 {
             // The wildcard with IP_PKTINFO, as for IPv4; the stub zone stays IPv4.
             server += ["interface: ::0", "access-control: \(LabTopology.subnet6) allow"]

@@ -25,6 +25,13 @@ import Synchronization
 ///
 /// Every probe learns whether the scan saw congestion while it was in flight (`Ticket`): a size
 /// probe that timed out then is retried (`ProbeOutcome.congested`) instead of counted as a limit.
+///
+/// Whether a resolver answers at all is judged the same way (`Stats.timeoutRule`): a probe also
+/// learns whether the scan was busy when it was sent (others waiting for the window, or more
+/// queries in flight than half the window, never-answered resolvers' included: the first burst of
+/// a 1,000-address scan of one resolver is 1,000 such queries). A reachability or echo timeout sent
+/// while busy, or met by a decrease, is not evidence: the pair is asked once more when the scan is
+/// quiet (`acquire(quiet:)`), and called unreachable only when that quiet retry times out too.
 public final class CongestionWindow: Sendable {
     /// The window's place for one query; hand it back with `complete`.
     public struct Ticket: Sendable {
@@ -34,6 +41,12 @@ public final class CongestionWindow: Sendable {
         let serial: UInt64
         /// Decreases so far when it was sent: more at completion means congestion while in flight.
         let decreasesAtSend: Int
+        /// The scan was busy when it was sent (`isQuiet` did not hold): its timeout may be the scan's own load.
+        public let busy: Bool
+        /// A retry that waited for a quiet scan (`acquire(quiet:)`).
+        let quietRetry: Bool
+        /// An uncounted query that adds to the load `isQuiet` judges.
+        let loads: Bool
     }
 
     /// What the window did during a scan (`scan.json` `congestion`).
@@ -51,6 +64,13 @@ public final class CongestionWindow: Sendable {
         public var finalWindow: Int
         /// Queries that waited for a place in the window.
         public var waited = 0
+        /// Reachability and echo probes asked once more when the scan was quiet, because their
+        /// timeouts came while it was busy or congested (`timeoutRule`), and how many of them were answered.
+        /// (Optional: reports written before the rule have neither.)
+        public var quietRetries: Int? = 0
+        public var quietRetriesAnswered: Int? = 0
+        /// When a timeout is evidence that a pair does not answer, in words (the rule this scan applied).
+        public var timeoutRule: String? = CongestionWindow.timeoutRule
 
         public init(initialWindow: Int, ceiling: Int, floor: Int) {
             self.initialWindow = initialWindow
@@ -64,6 +84,18 @@ public final class CongestionWindow: Sendable {
 
     /// The marker for queries whose timeout is a congestion signal (`expectingAnswer`).
     @TaskLocal static var expected = false
+    /// The marker for retries that wait for a quiet scan before they are sent (`quietly`).
+    @TaskLocal static var quiet = false
+
+    public static let timeoutRule = "A reachability or echo timeout is evidence only when its probe was sent while the scan was quiet "
+        + "(nothing waiting for the congestion window, at most half the window of queries in flight) and no decrease came while it "
+        + "was in flight; a timeout sent while the scan was busy or met by a decrease is retried when the scan is quiet, and the pair "
+        + "is called unreachable only when that quiet retry times out too."
+
+    /// Runs `body` with its queries sent only when the scan is quiet (`acquire(quiet:)`).
+    public static func quietly<T>(_ body: () async -> T) async -> T {
+        await $quiet.withValue(true) { await body() }
+    }
 
     /// Runs `body` with its queries marked as ones that should be answered (their timeouts signal
     /// congestion, not a size limit).
@@ -105,6 +137,15 @@ public final class CongestionWindow: Sendable {
         var waiters: Deque<Waiter> = []
         var nextWaiter: UInt64 = 0
         var stats: Stats
+        /// Uncounted queries in flight (to resolvers that never answered), quiet retries left out.
+        var uncounted = 0
+        var quietWaiters: Deque<(id: UInt64, continuation: CheckedContinuation<Void, Never>)> = []
+
+        /// Quiet: nothing waits for the window and at most half a window of queries is in flight.
+        /// Quiet retries themselves do not count, so retries to dead addresses never hold each other up.
+        var isQuiet: Bool {
+            waiters.isEmpty && inFlight + uncounted <= max(1, Int(window) / 2)
+        }
     }
 
     private let state: Mutex<State>
@@ -132,17 +173,23 @@ public final class CongestionWindow: Sendable {
     /// The current window, in queries.
     public var window: Int { state.withLock { Int($0.window) } }
 
-    /// Waits for a place in the window (none for a resolver that has not answered yet).
-    public func acquire(_ resolver: Endpoint) async -> Ticket {
+    /// Waits for a place in the window (none for a resolver that has not answered yet); with `quiet`,
+    /// first waits until the scan is quiet (`State.isQuiet`).
+    public func acquire(_ resolver: Endpoint, quiet: Bool = false) async -> Ticket {
+        if quiet { await waitForQuiet() }
         enum Decision { case go(Ticket), wait(UInt64) }
         let decision: Decision = state.withLock { s in
             s.serial &+= 1
+            let busy = !quiet && !s.isQuiet
             guard s.alive.contains(resolver) else {
-                return .go(Ticket(counted: false, serial: s.serial, decreasesAtSend: s.decreases))
+                if !quiet { s.uncounted += 1 }
+                return .go(Ticket(counted: false, serial: s.serial, decreasesAtSend: s.decreases, busy: busy,
+                                  quietRetry: quiet, loads: !quiet))
             }
             if s.waiters.isEmpty, s.inFlight < Int(s.window) {
                 s.inFlight += 1
-                return .go(Ticket(counted: true, serial: s.serial, decreasesAtSend: s.decreases))
+                return .go(Ticket(counted: true, serial: s.serial, decreasesAtSend: s.decreases, busy: busy,
+                                  quietRetry: quiet, loads: false))
             }
             s.nextWaiter &+= 1
             s.stats.waited += 1
@@ -173,8 +220,35 @@ public final class CongestionWindow: Sendable {
             }
             return state.withLock { s in
                 s.serial &+= 1
-                return Ticket(counted: granted, serial: s.serial, decreasesAtSend: s.decreases)
+                if !granted { s.uncounted += 1 }
+                // It waited for the window: the scan was busy.
+                return Ticket(counted: granted, serial: s.serial, decreasesAtSend: s.decreases, busy: true,
+                              quietRetry: quiet, loads: !granted)
             }
+        }
+    }
+
+    /// Returns when the scan is quiet (at once when it is, or when cancelled).
+    private func waitForQuiet() async {
+        let id: UInt64 = state.withLock { s in
+            s.nextWaiter &+= 1
+            return s.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now: Bool = state.withLock { s in
+                    if Task.isCancelled || s.isQuiet { return true }
+                    s.quietWaiters.append((id, continuation))
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+                guard let index = s.quietWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return s.quietWaiters.remove(at: index).continuation
+            }
+            waiter?.resume()
         }
     }
 
@@ -185,6 +259,11 @@ public final class CongestionWindow: Sendable {
     public func complete(_ ticket: Ticket, resolver: Endpoint, answered: Bool, expected: Bool) -> Bool {
         let congested: Bool = state.withLock { s in
             if ticket.counted { s.inFlight = max(0, s.inFlight - 1) }
+            if ticket.loads { s.uncounted = max(0, s.uncounted - 1) }
+            if ticket.quietRetry {
+                s.stats.quietRetries = (s.stats.quietRetries ?? 0) + 1
+                if answered { s.stats.quietRetriesAnswered = (s.stats.quietRetriesAnswered ?? 0) + 1 }
+            }
             // The share of expected answers lost is judged over blocks of about a window of them.
             if expected, answered || s.alive.contains(resolver) {
                 s.block.done += 1
@@ -223,16 +302,21 @@ public final class CongestionWindow: Sendable {
         return congested
     }
 
-    /// Gives freed places to waiting queries, oldest first.
+    /// Gives freed places to waiting queries, oldest first; when the scan is then quiet, lets every
+    /// quiet retry go.
     private func wakeWaiters() {
-        let ready: [Waiter] = state.withLock { s in
+        let (ready, quiet): ([Waiter], [CheckedContinuation<Void, Never>]) = state.withLock { s in
             var woken: [Waiter] = []
             while s.inFlight < Int(s.window), let next = s.waiters.popFirst() {
                 s.inFlight += 1
                 woken.append(next)
             }
-            return woken
+            guard s.isQuiet, !s.quietWaiters.isEmpty else { return (woken, []) }
+            let quiet = s.quietWaiters.map(\.continuation)
+            s.quietWaiters.removeAll()
+            return (woken, quiet)
         }
         for waiter in ready { waiter.continuation.resume(returning: true) }
+        for waiter in quiet { waiter.resume() }
     }
 }

@@ -77,6 +77,9 @@ public struct ProbeOutcome: Sendable {
     /// A timeout while the scan's congestion window saw congestion (`CongestionWindow`): the scan's
     /// own load may have lost it, so it says nothing about the size and is tried again.
     public var congested = false
+    /// Sent while the scan was busy (`CongestionWindow.Ticket.busy`): a timeout may be the scan's own
+    /// load, so it is not evidence that the resolver does not answer (`CongestionWindow.timeoutRule`).
+    public var sentWhileBusy = false
     public var ok: Bool { failure == nil }
 
     public init(failure: ProbeFailure? = nil, detail: String? = nil, rttNanos: UInt64? = nil, responseSize: Int? = nil) {
@@ -163,7 +166,7 @@ public struct Prober: Sendable {
         guard let congestion else {
             return Self.classify(await send(bytes, resolver: resolver, address: address), question: question)
         }
-        let ticket = await congestion.acquire(resolver)
+        let ticket = await congestion.acquire(resolver, quiet: CongestionWindow.quiet)
         let result = await send(bytes, resolver: resolver, address: address)
         var answered = false
         var timedOut = false
@@ -176,6 +179,7 @@ public struct Prober: Sendable {
                                             expected: CongestionWindow.expected)
         var (message, outcome) = Self.classify(result, question: question)
         if timedOut, congested { outcome.congested = true }
+        outcome.sentWhileBusy = ticket.busy
         return (message, outcome)
     }
 

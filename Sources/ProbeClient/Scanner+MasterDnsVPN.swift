@@ -19,9 +19,9 @@ extension Scanner {
         func finish(_ stage: ScanStage?, _ failure: ProbeFailure?, _ detail: String? = nil) -> ScanPair? {
             Self.finished(&pair, log: log, stage, failure, detail)
         }
-        let reach = await attempt({ await prober.reachability(resolver, zone: zone) }, &log)
+        let reach = await attempt({ await prober.reachability(resolver, zone: zone) }, &log, quietRetries: Self.quietRetries)
         if let f = reach.failure { return finish(.reachability, f, reach.detail) }
-        let honest = await attempt({ await server.echo(resolver, zone: zone) }, &log)
+        let honest = await attempt({ await server.echo(resolver, zone: zone) }, &log, quietRetries: Self.quietRetries)
         if let f = honest.failure { return finish(.honesty, f, honest.detail) }
 
         let probe = server.probe

@@ -179,8 +179,14 @@ public struct Scanner: Sendable {
         payload + (payload + DownloadLayout.txtStringBytes - 1) / DownloadLayout.txtStringBytes
     }
 
-    /// Retries a single probe while it fails transiently.
-    func attempt(_ probe: () async -> ProbeOutcome, _ log: inout [ProbeOutcome]) async -> ProbeOutcome {
+    /// Quiet retries a reachability or echo probe gets at most (`CongestionWindow.timeoutRule`): one,
+    /// and one more when that one met a decrease.
+    static let quietRetries = 2
+
+    /// Retries a single probe while it fails transiently. With `quietRetries`, a timeout is final
+    /// only when its probe was sent while the scan was quiet and met no decrease
+    /// (`CongestionWindow.timeoutRule`); otherwise the probe is asked again once the scan is quiet.
+    func attempt(_ probe: () async -> ProbeOutcome, _ log: inout [ProbeOutcome], quietRetries: Int = 0) async -> ProbeOutcome {
         var last = ProbeOutcome.fail(.timeout)
         var tries = 0
         var congestedRetries = 0
@@ -194,6 +200,16 @@ public struct Scanner: Sendable {
                 continue
             }
             tries += 1
+        }
+        guard prober.congestion != nil else { return last }
+        var quiet = 0
+        while quiet < quietRetries, last.failure == .timeout, last.sentWhileBusy || last.congested, !Task.isCancelled {
+            quiet += 1
+            last = await CongestionWindow.quietly { await probe() }
+            log.append(last)
+        }
+        if quiet > 0, last.failure == .timeout {
+            last.detail = "no answer, also to \(quiet == 1 ? "a retry" : "\(quiet) retries") sent when the scan was quiet"
         }
         return last
     }
@@ -303,9 +319,9 @@ public struct Scanner: Sendable {
             return Self.finished(&pair, log: log, stage, failure, detail)
         }
 
-        let reach = await attempt({ await prober.reachability(resolver, zone: zone) }, &log)
+        let reach = await attempt({ await prober.reachability(resolver, zone: zone) }, &log, quietRetries: Self.quietRetries)
         if let f = reach.failure { return finish(.reachability, f, reach.detail) }
-        let honest = await attempt({ await prober.echo(resolver, zone: zone) }, &log)
+        let honest = await attempt({ await prober.echo(resolver, zone: zone) }, &log, quietRetries: Self.quietRetries)
         if let f = honest.failure { return finish(.honesty, f, honest.detail) }
 
         // Upload: payload characters in front of the zone.

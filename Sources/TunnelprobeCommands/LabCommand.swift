@@ -90,6 +90,9 @@ extension LabCommand {
         @Option(help: "Queries per second unbound accepts from one client address (ip-ratelimit, the excess dropped): a rate-limited resolver.")
         var resolverIpRatelimit: Int?
 
+        @Flag(help: "unbound as shipped: one thread, the kernel's default socket buffers (the lab's own runs 2 threads with 4 MB buffers).")
+        var resolverStock = false
+
         @Option(parsing: .unconditional, help: "Arguments for the lab's `serve`, in one string, e.g. \"--edns ignore\".")
         var serveArguments: String?
 
@@ -171,7 +174,8 @@ extension LabCommand {
                 resolverUpstreamEDNS: resolverUpstreamEdns,
                 tunnelBehindResponder: tunnelBehindResponder,
                 resolverQueriesPerThread: resolverQueriesPerThread,
-                resolverIPRateLimit: resolverIpRatelimit
+                resolverIPRateLimit: resolverIpRatelimit,
+                resolverStock: resolverStock
             )
             await LabCLI.reclaimOrphans(stateRoot: lab.stateRoot, logger: lab.logger)
             let status: LabStatus

@@ -25,7 +25,7 @@ struct ResolverOptions: ParsableArguments {
             }
         }
         for entry in entries where !entry.contains("://") {
-            do { try ResolverList.parse(entry: entry, cidrCap: cidrCap).0.forEach { list.add($0) } } catch {
+            do { try list.add(entry: entry, cidrCap: cidrCap) } catch {
                 throw fail("--resolver \(entry): \(error)", .validationFailure)
             }
         }

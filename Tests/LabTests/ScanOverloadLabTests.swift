@@ -6,14 +6,16 @@ import Reports
 import Testing
 import TestSupport
 
-/// A lab whose unbound holds few queries at once (`resolverQueriesPerThread`), always taken down.
-func withBusyLab(queriesPerThread: Int, limit: Int, _ body: (LabStatus) async throws -> Void) async throws {
+/// A lab whose unbound holds few queries at once (`resolverQueriesPerThread`) or runs as shipped
+/// (`stock`: one thread, default socket buffers), always taken down.
+func withBusyLab(queriesPerThread: Int?, limit: Int, stock: Bool = false,
+                 _ body: (LabStatus) async throws -> Void) async throws {
     try LabGate.labWithBinary.check()
     let name = "o" + String(UInt32.random(in: 0...UInt32.max), radix: 36).prefix(7)
     let logger = Logger(label: "lab-test")
     let config = LabConfig(name: name, resolverUDPLimit: limit,
                            serverCommand: [TestEnvironment.binary, "serve", "--rate-limit", "0"],
-                           resolverQueriesPerThread: queriesPerThread)
+                           resolverQueriesPerThread: queriesPerThread, resolverStock: stock)
     let status = try await Lab.up(config, logger: logger)
     do {
         try await body(status)
@@ -40,10 +42,12 @@ struct ScanOverloadLabTests {
     }
 
     static func figures(_ report: ScanReport) -> [String: Figures] {
-        Dictionary(uniqueKeysWithValues: report.pairs.map {
-            ($0.resolver, Figures(accepted: $0.accepted, qnameChars: $0.upload?.qnameChars, responseSize: $0.download?.responseSize,
-                                  upLimit: $0.upload?.limitedBy, downLimit: $0.download?.limitedBy))
-        })
+        Dictionary(uniqueKeysWithValues: report.pairs.map { ($0.resolver, figure($0)) })
+    }
+
+    static func figure(_ pair: ScanPair) -> Figures {
+        Figures(accepted: pair.accepted, qnameChars: pair.upload?.qnameChars, responseSize: pair.download?.responseSize,
+                upLimit: pair.upload?.limitedBy, downLimit: pair.download?.limitedBy)
     }
 
     /// 1,000 addresses of one unbound that holds 2 x 100 queries at once: a scan of 1,000 pairs at
@@ -73,6 +77,25 @@ struct ScanOverloadLabTests {
             #expect(uncontrolled.congestion == nil)
             let damaged = Self.figures(uncontrolled).filter { base[$0.key] != $0.value }
             #expect(!damaged.isEmpty, "without the window the lab's bottleneck should fail pairs; it failed none")
+        }
+    }
+
+    /// Issue 27, item 2: 1,000 addresses of one stock unbound (one thread, default buffers), all
+    /// 1,000 pairs at once. The first burst of 1,000 reachability probes overflows its socket and a
+    /// few were lost twice, which the scan read as "reachability: timeout"; a timeout sent while the
+    /// scan was busy is now retried once the scan is quiet, so every pair gets its exact MTUs.
+    @Test(.timeLimit(.minutes(2))) func aStockUnboundGivesEveryPairAt1000() async throws {
+        try await withBusyLab(queriesPerThread: nil, limit: 1232, stock: true) { lab in
+            let report = try scan(lab, ["--resolver", "198.18.4.0/22", "--cidr-cap", "1000", "--record-type", "TXT",
+                                        "--per-resolver-qps", "0", "--concurrency", "1000"])
+            let figures = Self.figures(report)
+            #expect(figures.count == 1000)
+            let exact = Figures(accepted: true, qnameChars: 253, responseSize: 1232, upLimit: nil, downLimit: .resolverLimit)
+            let wrong = report.pairs.filter { Self.figure($0) != exact }
+            #expect(wrong.isEmpty, "\(wrong.count) of 1000 pairs not exact, e.g. \(wrong.prefix(5).map { "\($0.resolver): \($0.reason ?? "accepted, other MTU")" })")
+            let window = try #require(report.congestion)
+            #expect(window.timeoutRule == CongestionWindow.timeoutRule)
+            print("stock unbound at 1000: \(report.pairs.filter(\.accepted).count) accepted, window \(window)")
         }
     }
 

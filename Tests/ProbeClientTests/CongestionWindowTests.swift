@@ -1,5 +1,6 @@
 import Base
 import ProbeClient
+import Synchronization
 import Testing
 
 @Suite struct CongestionWindowTests {
@@ -96,4 +97,48 @@ import Testing
         window.complete(u1, resolver: b, answered: true, expected: false)
         window.complete(u2, resolver: b, answered: true, expected: false)
     }
+
+    /// Issue 27, item 2: the first burst of a scan of many addresses is busy (uncounted queries to
+    /// never-answered addresses count as load), and a quiet retry waits until at most half a window
+    /// of queries is in flight.
+    @Test func aQuietRetryWaitsForHalfAWindow() async throws {
+        let window = CongestionWindow(ceiling: 1000, initial: 64, floor: 8)  // quiet: at most 32 in flight
+        let burst = (0..<40).map { Endpoint(address: .v4(0xC000_0200 + UInt32($0)), port: 53) }
+        var tickets: [CongestionWindow.Ticket] = []
+        for address in burst { tickets.append(await window.acquire(address)) }
+        #expect(tickets.prefix(33).allSatisfy { !$0.busy })
+        #expect(tickets.suffix(7).allSatisfy { $0.busy })
+        let granted = Flag()
+        let released = Task {
+            let ticket = await window.acquire(a, quiet: true)
+            granted.set()
+            return ticket
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(!granted.value)
+        // 40 in flight: the retry still waits. 8 more complete: 32 left, quiet.
+        for (ticket, address) in zip(tickets.prefix(7), burst) {
+            window.complete(ticket, resolver: address, answered: false, expected: false)
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(!granted.value)
+        window.complete(tickets[7], resolver: burst[7], answered: false, expected: false)
+        let retry = await released.value
+        #expect(!retry.busy)
+        window.complete(retry, resolver: a, answered: true, expected: false)
+        #expect(window.stats.quietRetries == 1 && window.stats.quietRetriesAnswered == 1)
+        for (ticket, address) in zip(tickets.dropFirst(8), burst.dropFirst(8)) {
+            window.complete(ticket, resolver: address, answered: true, expected: false)
+        }
+        // With nothing in flight a quiet retry goes at once.
+        let idle = await window.acquire(a, quiet: true)
+        #expect(!idle.busy)
+    }
+}
+
+/// Set once, read from another task.
+private final class Flag: Sendable {
+    private let state = Mutex(false)
+    func set() { state.withLock { $0 = true } }
+    var value: Bool { state.withLock { $0 } }
 }

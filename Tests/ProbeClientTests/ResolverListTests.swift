@@ -38,4 +38,44 @@ import Testing
         let (v6, _) = try ResolverList.parse(entry: "[2001:db8::/120]:53", cidrCap: 10)
         #expect(v6.count == 10 && v6[1].description == "[2001:db8::1]:53")
     }
+
+    /// Issue 27, item 7: repeated and overlapping blocks are merged before anything is expanded.
+    @Test func repeatedAndOverlappingBlocksAreExpandedOnce() throws {
+        var list = ResolverList()
+        list.add(text: String(repeating: "0.0.0.0/0\n", count: 1000), source: "all.txt")
+        // The cap cuts each block to its first 65,536 addresses; the other 999 lines add none.
+        #expect(list.resolvers.count == ResolverList.defaultCIDRCap)
+        #expect(list.expandedAddresses == ResolverList.defaultCIDRCap)
+        #expect(list.resolvers.first?.description == "0.0.0.1:53" && list.resolvers.last?.description == "0.1.0.0:53")
+        #expect(list.issues.count == 1000 && list.issues.allSatisfy { $0.reason.contains("cap") })
+
+        var pieces = ResolverList()
+        pieces.add(text: """
+        198.18.0.0/24
+        198.18.0.128/25
+        198.18.0.0/23
+        198.18.0.7
+        198.18.1.0/25:5353
+        198.18.0.0/24
+        198.18.2.5
+        198.18.2.0/30
+        [2001:db8::/120]:53
+        [2001:db8::80/121]:53
+        """, source: "pieces.txt")
+        // What expanding every entry on its own and keeping the first of each address gives.
+        var expected: [String] = []
+        var seen: Set<String> = []
+        for entry in ["198.18.0.0/24", "198.18.0.128/25", "198.18.0.0/23", "198.18.0.7", "198.18.1.0/25:5353",
+                      "198.18.0.0/24", "198.18.2.5", "198.18.2.0/30", "[2001:db8::/120]:53", "[2001:db8::80/121]:53"] {
+            for e in try ResolverList.parse(entry: entry).0 where seen.insert(e.description).inserted {
+                expected.append(e.description)
+            }
+        }
+        #expect(pieces.issues.isEmpty)
+        #expect(pieces.resolvers.map(\.description) == expected)
+        // Made once each: the /24 (254), the /23's part outside it (256), the two single addresses (made,
+        // then kept or dropped by the seen set), the /25 on port 5353 (126), the /30 (2), the IPv6 /120
+        // (256); the repeated /24, the /25 and /121 inside earlier blocks make none.
+        #expect(pieces.resolvers.count == 254 + 256 + 126 + 1 + 2 + 256)
+    }
 }
