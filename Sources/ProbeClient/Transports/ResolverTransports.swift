@@ -202,9 +202,8 @@ public final class ResolverTransports: @unchecked Sendable {
                             return
                         }
                         if error is HandshakeStalled {
-                            let failure = TransportFailure.handshakeRefused("no TLS handshake within \(timeout.nanoseconds / 1_000_000) ms")
-                            record(target, failure)
-                            connection.fail(failure)
+                            record(target, .handshakeTimeout)
+                            connection.fail(.handshakeTimeout)
                             return
                         }
                         diagnose(target, error: error, timeout: timeout) { [self] failure in
