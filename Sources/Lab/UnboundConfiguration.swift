@@ -87,6 +87,9 @@ struct UnboundConfiguration: Sendable, Hashable {
                 "tls-service-pem: \"\(LabCertificates.certificatePath(stateDirectory))\"",
                 "tls-port: \(LabTopology.tlsPort)",
                 "https-port: \(LabTopology.httpsPort)",
+                // unbound takes 10 TCP/TLS clients per thread by default; a lab stands in for up to
+                // 1,024 resolvers (its aliases), each of which a scan holds connections to.
+                "incoming-num-tcp: 1024",
             ]
         }
         if let ipRateLimit {

@@ -108,6 +108,12 @@ extension LabCommand {
         @Option(help: "Also run the tunnel servers (iodined for this domain, OpenVPN, wireguard-go) and an internet namespace with nginx.")
         var tunnelDomain: String?
 
+        @Flag(help: "unbound also serves DNS over TLS (port 853) and over HTTPS (port 443, /dns-query) with a CA made for this lab (<state>/lab-ca.pem; the certificate names resolver.lab.test, 198.18.0.1 and 2001:db8:18::53).")
+        var resolverTls = false
+
+        @Flag(help: "The resolver also has the IPv6 address 2001:db8:18::53 toward the client (2001:db8:18::2), on every port it serves.")
+        var resolverIpv6 = false
+
         @Flag(help: "Run the tunnel servers for --domain itself, iodined on 198.18.1.2:5300 behind the responder, which the lab starts with `serve --forward` (one delegation, as a user has). Not with --tunnel-domain.")
         var tunnelBehindResponder = false
 
@@ -175,6 +181,8 @@ extension LabCommand {
                 tunnelBehindResponder: tunnelBehindResponder,
                 resolverQueriesPerThread: resolverQueriesPerThread,
                 resolverIPRateLimit: resolverIpRatelimit,
+                resolverTLS: resolverTls,
+                resolverIPv6: resolverIpv6,
                 resolverStock: resolverStock
             )
             await LabCLI.reclaimOrphans(stateRoot: lab.stateRoot, logger: lab.logger)

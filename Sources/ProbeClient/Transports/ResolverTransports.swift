@@ -137,7 +137,8 @@ public final class ResolverTransports: @unchecked Sendable {
                     let sync = channel.pipeline.syncOperations
                     if target.transport == .tls || target.transport == .https {
                         let context = target.transport == .tls ? contexts.dot : contexts.doh
-                        let name = target.tlsName
+                        // SNI carries names only (RFC 6066 3); without one NIOSSL checks the address against the IP SANs.
+                        let name = target.serverName
                         let handler: NIOSSLClientHandler
                         if let pin {
                             // kdig +tls-pin: the key alone is checked (RFC 7858 4.2's out-of-band key-pinned profile).
@@ -152,6 +153,7 @@ public final class ResolverTransports: @unchecked Sendable {
                         }
                         try sync.addHandler(handler)
                         try sync.addHandler(HandshakeWatcher(ready: ready))
+                        connection.tlsHandler = handler
                     } else {
                         ready.succeed()
                     }
@@ -180,6 +182,16 @@ public final class ResolverTransports: @unchecked Sendable {
                     stall.cancel()
                     switch outcome {
                     case .success:
+                        // NIOSSL also takes a certificate whose IP SAN matches the address when a
+                        // name was asked (RFC 6125 6.2 leaves that to the client); a `#name` must be
+                        // carried as a DNS name, as kdig and dnstt require.
+                        if pin == nil, let name = target.serverName,
+                           let leaf = connection.tlsHandler?.peerCertificate, !Self.carries(leaf, name: name) {
+                            channel.close(promise: nil)
+                            record(target, .wrongName(asked: name))
+                            connection.fail(.wrongName(asked: name))
+                            return
+                        }
                         record(target, nil)
                         connection.becameReady(stream: stream, multiplexer: connection.multiplexerInWaiting, dohMethod: settings.dohMethod)
                     case .failure(let error):
@@ -190,9 +202,8 @@ public final class ResolverTransports: @unchecked Sendable {
                             return
                         }
                         if error is HandshakeStalled {
-                            let failure = TransportFailure.handshakeRefused("no TLS handshake within \(timeout.nanoseconds / 1_000_000) ms")
-                            record(target, failure)
-                            connection.fail(failure)
+                            record(target, .handshakeTimeout)
+                            connection.fail(.handshakeTimeout)
                             return
                         }
                         diagnose(target, error: error, timeout: timeout) { [self] failure in
@@ -219,6 +230,19 @@ public final class ResolverTransports: @unchecked Sendable {
         return .connectFailed("\(error)")
     }
 
+    /// Whether the certificate carries `name` as a DNS subjectAltName (RFC 6125 6.4: exact, or a
+    /// wildcard for the whole leftmost label).
+    static func carries(_ certificate: NIOSSLCertificate, name: String) -> Bool {
+        let asked = name.lowercased().split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        for san in certificate._subjectAlternativeNames() where san.nameType == .dnsName {
+            let labels = String(decoding: Array(san.contents), as: UTF8.self).lowercased()
+                .split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard labels.count == asked.count, !labels.isEmpty else { continue }
+            if labels == asked || (labels[0] == "*" && Array(labels.dropFirst()) == Array(asked.dropFirst())) { return true }
+        }
+        return false
+    }
+
     /// Names a failed TLS handshake by what a second look shows (one or two more connections, made
     /// only after a failure): whether the server showed a certificate at all, whether that chain
     /// is within its dates, and whether it passes when only the name is not checked.
@@ -242,12 +266,12 @@ public final class ResolverTransports: @unchecked Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let handler: NIOSSLClientHandler
                     if capture {
-                        handler = try NIOSSLClientHandler(context: context, serverHostname: target.tlsName) { certificates, result in
+                        handler = try NIOSSLClientHandler(context: context, serverHostname: target.serverName) { certificates, result in
                             chain.withLockedValue { $0 = certificates }
                             result.succeed(NIOSSLVerificationResult.failed)
                         }
                     } else {
-                        handler = try NIOSSLClientHandler(context: context, serverHostname: target.tlsName)
+                        handler = try NIOSSLClientHandler(context: context, serverHostname: target.serverName)
                     }
                     try channel.pipeline.syncOperations.addHandler(handler)
                     try channel.pipeline.syncOperations.addHandler(HandshakeWatcher(ready: ready))
@@ -291,6 +315,7 @@ public final class ResolverTransports: @unchecked Sendable {
         let target: ResolverTarget
         let seed: UInt64
         var channel: (any Channel)?
+        var tlsHandler: NIOSSLClientHandler?
         var load = 0
         private var waiting: [StreamQuery] = []
         private var stream: StreamDNSHandler?

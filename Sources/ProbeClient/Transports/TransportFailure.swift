@@ -5,6 +5,9 @@ public enum TransportFailure: Sendable, Hashable, Codable, CustomStringConvertib
     case connectionRefused
     /// No TCP connection within the timeout.
     case connectTimeout
+    /// The TCP connection was taken but the TLS handshake did not finish within the timeout (an
+    /// overloaded server, or one that waits for something else than a ClientHello).
+    case handshakeTimeout
     /// The connection failed for another reason (unreachable network, ...), in the kernel's words.
     case connectFailed(String)
     /// The TLS handshake failed before the server showed a certificate: the port does not speak
@@ -30,6 +33,7 @@ public enum TransportFailure: Sendable, Hashable, Codable, CustomStringConvertib
         case .connectTimeout: "connectTimeout"
         case .connectFailed: "connectFailed"
         case .handshakeRefused: "handshakeRefused"
+        case .handshakeTimeout: "handshakeTimeout"
         case .expired: "expired"
         case .wrongName: "wrongName"
         case .unknownCA: "unknownCA"
@@ -45,6 +49,7 @@ public enum TransportFailure: Sendable, Hashable, Codable, CustomStringConvertib
         case .connectTimeout: "no connection within the timeout"
         case .connectFailed(let why): "cannot connect: \(why)"
         case .handshakeRefused(let why): "TLS handshake refused or TLS not offered (\(why))"
+        case .handshakeTimeout: "TCP connected, but no TLS handshake within the timeout (TLS not offered on this port, or the server is overloaded)"
         case .expired(let notAfter): "certificate expired or not yet valid (notAfter \(notAfter) s since 1970)"
         case .wrongName(let asked): "certificate does not carry the name \(asked)"
         case .unknownCA: "certificate not signed by a trusted CA"
