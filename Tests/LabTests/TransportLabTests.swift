@@ -26,7 +26,7 @@ struct TransportLabTests {
                   resolverUpstreamEDNS: upstream, resolverTLS: true, resolverIPv6: true)
     }
 
-    /// UDP reports the 700-byte client leg; DoT and DoH the resolver's upstream EDNS size with the
+    /// UDP reports the 700-byte client leg; TCP, DoT and DoH the resolver's upstream EDNS size with the
     /// resolver-to-server leg named; upload 253 on all; the same through the IPv6 address; DoH GET
     /// as POST. Then an independent client (kdig) gets the same answer size over TLS and HTTPS and
     /// a truncated one over UDP.
@@ -38,9 +38,11 @@ struct TransportLabTests {
             let name = LabCertificates.resolverName
             let v4 = lab.resolverAddress, v6 = "[\(LabTopology.resolverAddress6)]"
             let resolvers = [v4, "tls://\(v4)#\(name)", "https://\(v4)/dns-query#\(name)",
-                             v6, "tls://\(v6)", "https://\(v6)/dns-query#\(name)"]
+                             v6, "tls://\(v6)", "https://\(v6)/dns-query#\(name)",
+                             // Plain TCP (RFC 7766) on one of the resolver's aliases (198.18.0.1:53 is the UDP pair).
+                             "tcp://\(Lab.aliasProbeAddress)"]
             let (report, files) = try scanWithExports(lab, resolvers.flatMap { ["--resolver", $0] } + ["--tls-ca", ca, "--timeout", "1"])
-            #expect(report.pairs.count == 6)
+            #expect(report.pairs.count == 7)
             for pair in report.pairs {
                 let transport = try #require(pair.transport, "\(pair.resolver)")
                 let download = pair.download
@@ -57,7 +59,7 @@ struct TransportLabTests {
                     #expect(download?.upstreamEDNS == Self.upstream)
                 }
             }
-            #expect(Set(report.pairs.compactMap(\.transport)) == [.udp, .tls, .https])
+            #expect(Set(report.pairs.compactMap(\.transport)) == [.udp, .tcp, .tls, .https])
             #expect(report.pairs.contains { $0.resolver == "tls://\(LabTopology.resolverClientSideAddress):853#\(name)" })
             #expect(files["scan.md"]?.isEmpty == false)
 
