@@ -220,6 +220,12 @@ struct RankCommand: AsyncParsableCommand {
         } catch {
             throw fail("--scan \(scanPath): not a scan report (\(error))", Exit.badInput)
         }
+        // rank and monitor measure over UDP (issue 29 leaves their TCP/DoT/DoH measurement to come):
+        // a pair scanned over a stream transport is left out, and said so, rather than asked over UDP.
+        let streamed = report.pairs.filter { ($0.transport ?? .udp) != .udp }.count
+        if streamed > 0 {
+            printErr("warning: \(streamed) pair(s) in \(scanPath) were measured over tcp://, tls:// or https://; rank and monitor measure over UDP only and leave them out")
+        }
         // rank and monitor send tunnelprobe's own probes, which only `tunnelprobe serve` answers.
         if report.server != nil {
             throw fail("--scan \(scanPath): this scan asked a MasterDnsVPN server in its own requests; rank and monitor probe `tunnelprobe serve` (scan the pairs with --key-file through serve, or serve --forward in front of the server)", Exit.badInput)

@@ -15,7 +15,9 @@ struct ResolverOptions: ParsableArguments {
 
     /// Every `--resolver` (a bad one is a usage error) and every line of every file; a bad line is
     /// kept in `issues` with its file and line number, for the caller to warn about or refuse.
-    func list(cidrCap: Int) throws -> ResolverList {
+    /// `streams`: whether the command measures over TCP, TLS and HTTPS (`scan`); a command that
+    /// does not refuses such resolvers rather than asking them over UDP.
+    func list(cidrCap: Int, streams: Bool = false) throws -> ResolverList {
         var list = ResolverList()
         for entry in entries where entry.contains("://") {
             do {
@@ -35,6 +37,9 @@ struct ResolverOptions: ParsableArguments {
             }
             // Bytes, not text: a list with CRLF line ends, a BOM or a stray Latin-1 byte is still read line by line.
             list.add(bytes: Array(data), source: file, cidrCap: cidrCap)
+        }
+        if !streams, let target = list.targets.values.min() {
+            throw fail("\(target): this command asks resolvers over UDP only (scan measures tcp://, tls:// and https://)", .validationFailure)
         }
         return list
     }

@@ -209,7 +209,7 @@ struct ScanCommand: AsyncParsableCommand {
         for d in domains {
             do { zones.append(try DNSName(d)) } catch { throw fail("--domain \(d): \(error)", .validationFailure) }
         }
-        let list = try resolverOptions.list(cidrCap: cidrCap)
+        let list = try resolverOptions.list(cidrCap: cidrCap, streams: true)
         for issue in list.issues { logger.warning("\(issue)") }
         guard !list.resolvers.isEmpty else { throw fail("no usable resolver in the input", Exit.badInput) }
 

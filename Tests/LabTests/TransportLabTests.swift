@@ -26,7 +26,7 @@ struct TransportLabTests {
                   resolverUpstreamEDNS: upstream, resolverTLS: true, resolverIPv6: true)
     }
 
-    /// UDP reports the 700-byte client leg; DoT and DoH the resolver's upstream EDNS size with the
+    /// UDP reports the 700-byte client leg; TCP, DoT and DoH the resolver's upstream EDNS size with the
     /// resolver-to-server leg named; upload 253 on all; the same through the IPv6 address; DoH GET
     /// as POST. Then an independent client (kdig) gets the same answer size over TLS and HTTPS and
     /// a truncated one over UDP.
@@ -38,9 +38,11 @@ struct TransportLabTests {
             let name = LabCertificates.resolverName
             let v4 = lab.resolverAddress, v6 = "[\(LabTopology.resolverAddress6)]"
             let resolvers = [v4, "tls://\(v4)#\(name)", "https://\(v4)/dns-query#\(name)",
-                             v6, "tls://\(v6)", "https://\(v6)/dns-query#\(name)"]
+                             v6, "tls://\(v6)", "https://\(v6)/dns-query#\(name)",
+                             // Plain TCP (RFC 7766) on one of the resolver's aliases (198.18.0.1:53 is the UDP pair).
+                             "tcp://\(Lab.aliasProbeAddress)"]
             let (report, files) = try scanWithExports(lab, resolvers.flatMap { ["--resolver", $0] } + ["--tls-ca", ca, "--timeout", "1"])
-            #expect(report.pairs.count == 6)
+            #expect(report.pairs.count == 7)
             for pair in report.pairs {
                 let transport = try #require(pair.transport, "\(pair.resolver)")
                 let download = pair.download
@@ -57,7 +59,7 @@ struct TransportLabTests {
                     #expect(download?.upstreamEDNS == Self.upstream)
                 }
             }
-            #expect(Set(report.pairs.compactMap(\.transport)) == [.udp, .tls, .https])
+            #expect(Set(report.pairs.compactMap(\.transport)) == [.udp, .tcp, .tls, .https])
             #expect(report.pairs.contains { $0.resolver == "tls://\(LabTopology.resolverClientSideAddress):853#\(name)" })
             #expect(files["scan.md"]?.isEmpty == false)
 
@@ -85,8 +87,9 @@ struct TransportLabTests {
         }
     }
 
-    /// A wrong server name, a port that does not speak TLS, a port nothing listens on and a CA the
-    /// client does not trust each give their own named reason.
+    /// A wrong server name, a port that does not speak TLS, a port nothing listens on, a CA the
+    /// client does not trust and a pin the key does not match each give their own named reason; the
+    /// right pin carries without the CA.
     @Test(.timeLimit(.minutes(2)))
     func tlsFailuresAreNamed() async throws {
         try transportLabGate.check()
@@ -96,8 +99,18 @@ struct TransportLabTests {
             let (named, _) = try scanWithExports(lab, ["--resolver", "tls://\(v4)#wrong.lab.test", "--resolver", "tls://\(v4):53",
                                                        "--resolver", "https://\(v4):8443/dns-query", "--tls-ca", ca, "--timeout", "1"])
             let (untrusted, _) = try scanWithExports(lab, ["--resolver", "tls://\(v4)#\(LabCertificates.resolverName)", "--timeout", "1"])
+            // The key pinned (SPKI SHA-256, as kdig +tls-pin) instead of the CA: the right pin carries, another is named.
+            let pin = try run(["/bin/sh", "-c", "openssl x509 -in \(lab.stateDirectory)/resolver.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"]).stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let (pinned, _) = try scanWithExports(lab, ["--resolver", "tls://\(v4)#\(LabCertificates.resolverName)", "--tls-pin", pin, "--timeout", "1"])
+            let pinnedPair = try #require(pinned.pairs.first)
+            print("transport-lab: pinned \(pin): \(pinnedPair.resolver) accepted \(pinnedPair.accepted) download \(pinnedPair.download?.responseSize ?? 0)")
+            #expect(pinnedPair.accepted && pinnedPair.download?.limitingLeg == .resolverToServer, "\(pinnedPair.reason ?? "")")
+            let otherPin = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+            let (mispinned, _) = try scanWithExports(lab, ["--resolver", "https://\(v4)/dns-query#\(LabCertificates.resolverName)",
+                                                           "--tls-pin", otherPin, "--timeout", "1"])
             var seen: [String: String] = [:]
-            for pair in named.pairs + untrusted.pairs {
+            for pair in named.pairs + untrusted.pairs + mispinned.pairs {
                 print("transport-lab: \(pair.resolver): \(pair.transportFailure?.name ?? "-"): \(pair.reason ?? "")")
                 #expect(!pair.accepted && pair.stage == .reachability, "\(pair.resolver)")
                 seen[pair.resolver] = pair.transportFailure?.name
@@ -107,6 +120,7 @@ struct TransportLabTests {
             #expect(seen["tls://\(v4):53"] == "handshakeTimeout")
             #expect(seen["https://\(v4):8443/dns-query"] == "connectionRefused")
             #expect(seen["tls://\(v4):853#\(LabCertificates.resolverName)"] == "unknownCA")
+            #expect(seen["https://\(v4):443/dns-query#\(LabCertificates.resolverName)"] == "pinMismatch")
         }
     }
 
