@@ -230,7 +230,7 @@ let package = Package(
         .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "OSLayer", "Results", "Reports", "EngineModels", "PathMetrics", "Base", "TraceAnalysis", "ProbeClient", "TunnelVerify"], exclude: ["Golden"]),
         .testTarget(
             name: "LabTests",
-            dependencies: ["TestSupport", "Lab", "ProbeClient", "ProbeProtocol", "Reports", "EngineModels", "PathMetrics", "DNSWire", "Impairment", "Base", "Fates"]
+            dependencies: ["TestSupport", "Lab", "ProbeClient", "ProbeProtocol", "Reports", "EngineModels", "PathMetrics", "DNSWire", "Impairment", "Base", "Fates", "OSLayer"]
         ),
     ]
 )

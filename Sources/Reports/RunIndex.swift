@@ -1,4 +1,5 @@
 import Base
+import OSLayer
 import Foundation
 
 /// `summary.json`: the one line the runs index shows for a run directory, written once when the run's

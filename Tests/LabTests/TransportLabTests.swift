@@ -4,6 +4,7 @@ import Foundation
 @testable import Lab
 import ProbeClient
 import ProbeProtocol
+import OSLayer
 import Reports
 import Testing
 import TestSupport
