@@ -157,7 +157,7 @@ public enum RunIndex {
             let summary = run.summary
             guard summary.isRun else { return nil }  // nothing is written into a directory that holds no run
             // Best effort: a directory we may not write into is summarised again by a later write.
-            try? ReportWriter.write([(RunSummary.fileName, summary.json())], to: dir)
+            try? ReportWriter.write([(RunSummary.fileName, summary.json())], to: dir, durable: false)
             return .summary(summary)
         }
         return pendingRow(name: name)
@@ -175,7 +175,7 @@ public enum RunIndex {
     }
 
     public static func write(root: String) throws(ReportWriteError) {
-        try ReportWriter.write([("index.html", html(root: root))], to: root)
+        try ReportWriter.write([("index.html", html(root: root))], to: root, durable: false)
     }
 }
 
@@ -217,7 +217,7 @@ struct RunIndexCache {
             guard let entry = entries[name] else { continue }
             text += ([name, entry.stamp] + (entry.cells.isEmpty ? [""] : entry.cells)).joined(separator: "\t") + "\n"
         }
-        try? ReportWriter.write([(Self.fileName, text)], to: root)
+        try? ReportWriter.write([(Self.fileName, text)], to: root, durable: false)
     }
 
     /// The identity of the file at `path` (inode, size, modification time in ns), nil when it is absent.
