@@ -63,6 +63,7 @@ bench: build
 	./scripts/bench-monitor.sh
 	./scripts/bench-path.sh
 	./scripts/bench-trace.sh
+	./scripts/bench-index.sh
 	./scripts/bench-sweep.sh
 	./scripts/bench-forward.sh
 

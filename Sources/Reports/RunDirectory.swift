@@ -249,7 +249,7 @@ public struct RunDirectory: Sendable {
         var files: [(String, String)] = [("index.html", indexHTML())]
         for r in reports { files.append(((r.file as NSString).deletingPathExtension + ".md", r.markdown)) }
         files.append((RunSummary.fileName, summary.json()))
-        try ReportWriter.write(files, to: path)
+        try ReportWriter.write(files, to: path, durable: false)  // rendered from the JSON beside them
     }
 
     enum Peek {

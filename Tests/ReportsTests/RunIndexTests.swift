@@ -70,6 +70,52 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: "\(root)/000-notes/\(RunSummary.fileName)"))
     }
 
+    /// A hostile summary (deep nesting, too long, wrong schema) is no summary: the run is loaded instead.
+    @Test func hostileSummariesAreRefused() throws {
+        let root = try HTMLReportTests.tempDirectory("hostile")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let dir = try Self.renderedRun(root, "20261121-000000-trace-1")
+        for text in [String(repeating: "[", count: RunSummary.maxBytes), String(repeating: " ", count: RunSummary.maxBytes + 1) + "{}",
+                     "{\"schema\": \"tunnelprobe.trace/2\"}"] {
+            try text.write(toFile: dir + "/" + RunSummary.fileName, atomically: true, encoding: .utf8)
+            #expect(RunSummary.read(directory: dir, decoder: JSONDecoder()) == nil)
+        }
+    }
+
+    /// index.cache keeps the rows: an unchanged summary is not read again (here overwritten in place with
+    /// its inode, size and time kept, the old line stays), a changed one is, a removed run leaves, and a
+    /// garbage cache is ignored.
+    @Test func cachedRowsFollowTheirSummaries() throws {
+        let root = try HTMLReportTests.tempDirectory("cache")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let a = try Self.renderedRun(root, "20261121-000000-trace-1")
+        let b = try Self.renderedRun(root, "20261121-000001-trace-2")
+        let first = RunIndex.html(root: root)
+        #expect(FileManager.default.fileExists(atPath: root + "/" + RunIndexCache.fileName))
+        let path = a + "/" + RunSummary.fileName
+        var before = stat()
+        #expect(stat(path, &before) == 0)
+        let original = try String(contentsOfFile: path, encoding: .utf8)
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.write(contentsOf: Data(original.replacingOccurrences(of: "4000 queries", with: "4001 queries").utf8))
+        try handle.close()
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        #expect(RunIndex.html(root: root) == first)
+        // Rendered again (a new summary file): read again.
+        var run = try RunDirectory.load(b)
+        run.reports[0].headline = "changed"
+        try run.render()
+        let second = RunIndex.html(root: root)
+        #expect(second.contains("changed"))
+        try FileManager.default.removeItem(atPath: b)
+        #expect(!RunIndex.html(root: root).contains("trace-2"))
+        try "garbage\tline\n\u{0}\t\t\n".write(toFile: root + "/" + RunIndexCache.fileName, atomically: true, encoding: .utf8)
+        let rebuilt = RunIndex.html(root: root)
+        #expect(rebuilt.contains("4001 queries"))
+        #expect(!rebuilt.contains("garbage"))
+    }
+
     @Test func pendingRowsComeFromRunIDsOnly() {
         guard case .pending(let started, let kind)? = RunIndex.pendingRow(name: "20261121-184800-lab-demo-3f9a") else {
             Issue.record("a run id gives a row")
