@@ -306,7 +306,8 @@ public struct Prober: Sendable {
 
     static func replyBytes(_ response: DNSMessage, name: DNSName) -> [UInt8]? {
         for rr in response.answers where rr.name.equalsIgnoringCase(name) {
-            if case .txt(let strings) = rr.rdata, strings.count == 1, ProbeReply.byteCounts.contains(strings[0].count) {
+            if case .txt(let strings) = rr.rdata, strings.count == 1,
+               strings[0].count == ProbeReply.byteCount || strings[0].count == ProbeReply.observedByteCount {
                 return strings[0]
             }
         }

@@ -30,6 +30,10 @@ struct KeyedHMAC: @unchecked Sendable {
         bytes.withUnsafeBytes { inner.update(bufferPointer: $0) }
     }
 
+    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        inner.update(bufferPointer: bytes)
+    }
+
     /// Hands the 32-byte MAC to `body` without copying it into an array first.
     func finalize<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         var outer = self.outer

@@ -67,14 +67,24 @@ public struct ProbeReply: Hashable, Sendable {
 
     /// Authenticates and reads a reply to the probe that carried `nonce`.
     public static func open(_ bytes: [UInt8], nonce: [UInt8], key: ProbeKey) throws(ProbeError) -> ProbeReply {
-        guard byteCounts.contains(bytes.count) else {
+        guard bytes.count == byteCount || bytes.count == observedByteCount else {
             throw ProbeError(.malformedReply, "reply is \(bytes.count) bytes, expected \(byteCount) or \(observedByteCount)")
         }
         let bodyLength = bytes.count - 8
-        let body = Array(bytes[0..<bodyLength])
-        guard Keystream.equal(Keystream.tag(key: key, [0x52], nonce, body), Array(bytes[bodyLength...])) else {
-            throw ProbeError(.badTag, "reply tag does not verify")
+        // The tag over the bytes in place: the arrays `sealed` builds cost a third of judging a reply
+        // (perf of a closed loop, issue 27).
+        var hmac = key.keyedHMAC
+        hmac.update([0x52])
+        hmac.update(nonce)
+        let verifies = bytes.withUnsafeBytes { raw in
+            hmac.update(UnsafeRawBufferPointer(rebasing: raw[0..<bodyLength]))
+            return hmac.finalize { mac in
+                var diff: UInt8 = 0
+                for i in 0..<ProbeMeta.tagLength { diff |= mac[i] ^ raw[bodyLength + i] }
+                return diff == 0
+            }
         }
+        guard verifies else { throw ProbeError(.badTag, "reply tag does not verify") }
         guard bytes[0] >> 4 == ProbeMeta.version, let kind = ProbeKind(rawValue: bytes[0] & 0x0F),
               let integrity = ProbeName.Integrity(rawValue: bytes[1]) else {
             throw ProbeError(.malformedReply, "reply header \(bytes[0]) \(bytes[1])")
