@@ -27,7 +27,7 @@ test: build
 	TUNNELPROBE_BIN=$(CURDIR)/$(BIN) $(SWIFT) test --no-parallel
 
 # The suites that need root, the lab, engines or Chromium; `make check` runs everything else.
-LAB_SUITES := LabTests\.(?!LabConfigTests|PathCommandTests|TraceCommandTests)|[A-Za-z]+LabTests|LiveCaptureTests|BrowserTests
+LAB_SUITES := LabTests\.(?!LabConfigTests|PathCommandTests|TraceCommandTests|ReadmeExamplesTests)|[A-Za-z]+LabTests|LiveCaptureTests|BrowserTests
 
 # The edit loop: every test that needs no root, no lab and no engine, against the debug binary
 # (457 tests: about 35 s once built on an idle 2-core machine, 2 minutes on a busy one; no apt packages
