@@ -30,7 +30,7 @@ test: build
 # `make check` runs everything else. Tests/SuiteRulesTests fails when a suite gated on those is not
 # named here (a renamed suite would otherwise run in `make check` and skip itself in silence) or
 # when a suite named here needs none of them.
-LAB_SUITES := LabTests\.(?!LabConfigTests|PathCommandTests|TraceCommandTests|ResolverConfigurationTests)|[A-Za-z]+LabTests|LiveCaptureTests|BrowserTests
+LAB_SUITES := LabTests\.(?!LabConfigTests|PathCommandTests|TraceCommandTests|ResolverConfigurationTests|ReadmeExamplesTests)|[A-Za-z]+LabTests|LiveCaptureTests|BrowserTests
 
 # The edit loop: every test that needs no root, no lab and no engine, against the debug binary
 # (457 tests: about 35 s once built on an idle 2-core machine, 2 minutes on a busy one; no apt packages

@@ -134,7 +134,9 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
-            swiftSettings: strict
+            // Optimised in debug builds too: the tests replay millions of channel opportunities, which
+            // unoptimised took 71 s of `make check` (FECAdviceTests); LinkSim has no assert() to lose.
+            swiftSettings: strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]
         ),
         // impair: the user-space netem relay for UDP, its seeded models and its ground-truth log.
         .target(
@@ -155,7 +157,9 @@ let package = Package(
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
-            swiftSettings: strict
+            // Optimised in debug builds too: the tests replay millions of channel opportunities, which
+            // unoptimised took 71 s of `make check` (FECAdviceTests); LinkSim has no assert() to lose.
+            swiftSettings: strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]
         ),
         // `verify`: real engines over TUN in a sandbox namespace, phases and leak checks.
         .target(
@@ -193,7 +197,7 @@ let package = Package(
         // the regression tests (Tests/FuzzRegressionTests) run the same entries.
         .target(
             name: "FuzzEntries",
-            dependencies: ["Capture", "DNSWire", "Fates", "Impairment", "ProbeClient", "Reports", "Results", "TraceAnalysis", "TunnelVerify", "TunnelprobeCommands"],
+            dependencies: ["Base", "Capture", "DNSWire", "Fates", "Impairment", "ProbeClient", "Reports", "Results", "TraceAnalysis", "TunnelVerify", "TunnelprobeCommands"],
             path: "Fuzz/Entries",
             swiftSettings: strict
         ),

@@ -98,8 +98,17 @@ public enum FuzzEntry: String, CaseIterable, Sendable {
     }
 
     /// A report JSON file as `report render` reads it: loaded from its directory, then rendered to the
-    /// page and to Markdown (the renderers see whatever numbers a corrupt file holds).
+    /// page and to Markdown (the renderers see whatever numbers a corrupt file holds); then the same
+    /// file with a quarter of its numbers replaced by extremes (`ReportExtremes`, seeded by the input),
+    /// so every kind's renderers meet Int.max, negatives and 1e308 in every field the corpus reaches.
     static func report(_ bytes: [UInt8]) {
+        render(bytes)
+        let extreme = ReportExtremes.seeded(bytes, seed: ReportExtremes.hash(bytes), share: 0.25)
+        if extreme != bytes { render(extreme) }
+    }
+
+    /// Loads `bytes` as a run directory's only report and renders it to the page and to Markdown.
+    public static func render(_ bytes: [UInt8]) {
         _ = FuzzInput.file(bytes, name: "report.json")
         guard let directory = try? RunDirectory.load(FuzzInput.scratch) else { return }
         _ = directory.indexHTML()

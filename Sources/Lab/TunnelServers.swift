@@ -38,6 +38,9 @@ public struct LabTunnelServers: Sendable, Codable, Hashable {
     public var exitAddress: String
     /// A resolver reachable only through the tunnels (in the internet namespace).
     public var tunnelDNS: String
+    /// Ready `verify` / `resilience` / `scan --e2e` profiles (docs/VERIFY.md), one per engine the lab
+    /// runs: engine name to the file in the lab's state directory. nil in labs made before them.
+    public var profiles: [String: String]?
 }
 
 enum TunnelServers {
@@ -227,12 +230,45 @@ enum TunnelServers {
             wireguardServerPublicKey: serverPublic, wireguardClientAddress: wireguardClient,
             whoamiURL: "http://\(internetAddress)/", bulkURL: "http://\(internetAddress)/bulk", bulkBytes: bulkBytes,
             exitAddress: internetServerSide, tunnelDNS: internetAddress)
+        var withProfiles = servers
+        withProfiles.profiles = try writeProfiles(servers, directory: directory)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(servers) else { throw LabError(.commandFailed, "cannot encode the tunnel servers") }
+        guard let data = try? encoder.encode(withProfiles) else { throw LabError(.commandFailed, "cannot encode the tunnel servers") }
         try SystemCalls.writeFile(file(directory), String(decoding: data, as: UTF8.self) + "\n", mode: 0o644)
         try await waitForListeners(directory: directory,
                                    iodine: config.forwardsTunnel ? (LabTopology.serverAddress, forwardedPort) : (listenAddress, 53))
+    }
+
+    /// The profiles a user would otherwise write by hand from `lab status --json`: iodine through the
+    /// lab's resolver, OpenVPN with its static key, WireGuard; each expects the lab's exit address and
+    /// the tunnel-only resolver. The files are the user's to copy; the secrets stay in their own files.
+    static func profiles(_ t: LabTunnelServers) -> [(engine: String, json: [String: Any])] {
+        let common: [String: Any] = ["version": 1, "expectedExitIP": t.exitAddress, "dns": [t.tunnelDNS]]
+        func profile(_ engine: String, _ extra: [String: Any]) -> (engine: String, json: [String: Any]) {
+            (engine, common.merging(["name": "lab \(engine)", "protocol": engine], uniquingKeysWith: { $1 }).merging(extra, uniquingKeysWith: { $1 }))
+        }
+        return [
+            profile("iodine", ["domain": t.domain, "resolvers": [["type": "udp", "address": "\(t.resolver):53"]],
+                               "iodine": ["passwordFile": t.iodinePasswordFile]]),
+            profile("openvpn", ["openvpn": ["remote": t.openvpnRemote, "keyFile": t.openvpnKeyFile,
+                                            "localAddress": t.openvpnClientAddress, "remoteAddress": t.openvpnServerAddress]]),
+            profile("wireguard", ["wireguard": ["endpoint": t.wireguardEndpoint, "keyFile": t.wireguardClientKeyFile,
+                                                "address": t.wireguardClientAddress, "peerPublicKey": t.wireguardServerPublicKey]]),
+        ]
+    }
+
+    static func writeProfiles(_ t: LabTunnelServers, directory: String) throws(LabError) -> [String: String] {
+        var written: [String: String] = [:]
+        for (engine, json) in profiles(t) {
+            guard let data = try? JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
+                throw LabError(.commandFailed, "cannot encode the \(engine) profile")
+            }
+            let path = "\(directory)/\(engine).json"
+            try SystemCalls.writeFile(path, String(decoding: data, as: UTF8.self) + "\n", mode: 0o644)
+            written[engine] = path
+        }
+        return written
     }
 
     private static func publicKey(wg: String, privateKeyFile: String, logger: Logger) async throws(LabError) -> String {

@@ -33,8 +33,9 @@ public struct SimulationRequest: Sendable {
     public var runs = 5
     public var seed: UInt64 = 1
     public var verifyGroups = 200
-    /// Largest bytes-on-the-wire per useful byte the recommendation may pick.
-    public var overheadBudget = 1.5
+    /// The user's own cap on bytes on the wire per useful byte (`--overhead-budget`); nil, the default:
+    /// no cap. Goodput at the path's rate already pays for overhead, so the rule does not need one.
+    public var overheadBudget: Double?
     /// The resolver whose streams to use; nil: the one with the most fates.
     public var resolver: String?
 
@@ -203,12 +204,16 @@ public enum Simulation {
 
     /// The rule, as the report states it.
     public static let recommendationRule = """
-        Levels whose overhead (bytes on the wire per useful byte) is above the budget are dropped. Of the rest, \
-        keep those tied with the best on residual loss (after FEC + ARQ; FEC alone when ARQ is off), then on \
-        total stall time, then on the longest stall, then on in-order delivery delay p99, then on goodput; of \
-        what remains, the least overhead. Two figures are tied when they differ by less than 1.96 standard \
-        errors of the difference: for residual loss the cluster-robust error over FEC groups, for the others \
-        the spread of the per-run figures (runs with different seeds).
+        The level is chosen on what the user of the tunnel feels. Keep the levels tied with the best on \
+        residual loss (after FEC + ARQ; FEC alone when ARQ is off), then on total stall time, then on the \
+        longest stall, then on in-order delivery delay p99, then on goodput at the path's own rate (goodput \
+        already pays for every byte of repair and feedback, so overhead is not counted a second time); only \
+        between levels tied on every one of these, the least overhead (it leaves the most of the path to \
+        other traffic). Two figures are tied when they differ by less than 1.96 standard errors of the \
+        difference: for residual loss the cluster-robust error over FEC groups, for the others the spread \
+        of the per-run figures (runs with different seeds). An overhead cap applies only when the user sets \
+        one (--overhead-budget, off by default): levels above it are dropped first, and the report says \
+        what the rule picks without the cap when that differs.
         """
 
     /// One step of the rule: a figure per level, which way is better, and its standard error.
@@ -255,22 +260,28 @@ public enum Simulation {
         }
     }
 
-    /// Applies the rule (`recommendationRule`) to the levels of one direction.
-    static func recommend(_ rows: [SimulationResult.Outcome], budget: Double) -> SimulationResult.Recommendation? {
+    /// Applies the rule (`recommendationRule`) to the levels of one direction; `budget` is the user's
+    /// own overhead cap (nil: none).
+    static func recommend(_ rows: [SimulationResult.Outcome], budget: Double?) -> SimulationResult.Recommendation? {
         let measured = rows.filter { $0.overhead != nil }
         guard let direction = rows.first?.direction, !measured.isEmpty else { return nil }
         func f2(_ x: Double) -> String { String(format: "%.2f", x) }
-        let fitting = measured.filter { $0.overhead! <= budget }
-        let dropped = measured.filter { $0.overhead! > budget }.map { SimulationResult.Dropped(level: $0.level.name, overhead: $0.overhead!) }
-        let droppedText = dropped.isEmpty ? "" : " Dropped by the overhead budget of \(f2(budget)): "
+        let cap = budget ?? .infinity
+        let fitting = measured.filter { $0.overhead! <= cap }
+        let dropped = measured.filter { $0.overhead! > cap }.map { SimulationResult.Dropped(level: $0.level.name, overhead: $0.overhead!) }
+        let droppedText = dropped.isEmpty ? "" : " Dropped by your overhead budget of \(f2(cap)): "
             + dropped.map { "\($0.level) (\(f2($0.overhead)))" }.joined(separator: ", ") + "."
+        let free = pick(measured).best.level.name
         guard !fitting.isEmpty else {
             let cheapest = measured.min { $0.overhead! < $1.overhead! }!
             var rec = SimulationResult.Recommendation(
                 direction: direction, level: cheapest.level.name, withinBudget: false,
-                reason: "No level stays within the overhead budget of \(f2(budget)) bytes per useful byte; \(cheapest.level.name) costs least (\(f2(cheapest.overhead!))).\(droppedText)")
+                reason: "No level stays within your overhead budget of \(f2(cap)) bytes per useful byte; \(cheapest.level.name) costs least (\(f2(cheapest.overhead!))).\(droppedText)")
             rec.dropped = dropped
-            rec.withoutBudget = pick(measured).best.level.name
+            if free != cheapest.level.name {
+                rec.withoutBudget = free
+                rec.reason += " The budget changed the answer: without it the rule picks \(free)."
+            }
             return rec
         }
         let choice = pick(fitting)
@@ -288,7 +299,7 @@ public enum Simulation {
         }
         var reason = best.level.name
         if fitting.count == 1 {
-            reason += " is the only level within the budget"
+            reason += " is the only level within your budget"
         } else {
             reason += parts.isEmpty ? " ties with every other level on every figure (within the noise)" : " has " + parts.joined(separator: ", ")
         }
@@ -300,12 +311,9 @@ public enum Simulation {
         rec.decidedBy = choice.steps.last?.criterion.name
         rec.tiedWith = choice.tied
         rec.dropped = dropped
-        if !dropped.isEmpty {
-            let free = pick(measured).best.level.name
-            if free != best.level.name {
-                rec.withoutBudget = free
-                rec.reason += " Without the budget the rule would pick \(free)."
-            }
+        if free != best.level.name {
+            rec.withoutBudget = free
+            rec.reason += " The budget changed the answer: without it the rule picks \(free)."
         }
         return rec
     }

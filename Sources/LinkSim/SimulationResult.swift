@@ -101,9 +101,9 @@ public struct SimulationResult: Sendable {
         public var decidedBy: String?
         /// Levels tied with it on every criterion the rule reached (within the noise), settled by overhead.
         public var tiedWith: [String] = []
-        /// Levels left out by the overhead budget, with the overhead that dropped them.
+        /// Levels left out by the user's overhead budget, with the overhead that dropped them.
         public var dropped: [Dropped] = []
-        /// What the rule picks with no budget, when that is another level.
+        /// What the rule picks with no budget, when that is another level: the budget changed the answer.
         public var withoutBudget: String?
     }
 

@@ -345,9 +345,14 @@ public struct CapacityProbe: Sendable {
     }
 
     /// A rate as the reports print it: whole above 100, one decimal below.
-    public static func rate(_ r: Double) -> String { r >= 100 ? String(Int(r.rounded())) : tenths(r) }
+    /// Total: a figure beyond Int (an edited report's) prints as the Double it is, never a trap.
+    public static func rate(_ r: Double) -> String {
+        guard r.isFinite, abs(r) < 9.0e14 else { return r.description }
+        return r >= 100 ? String(Int(r.rounded())) : tenths(r)
+    }
 
     static func tenths(_ v: Double) -> String {
+        guard v.isFinite, abs(v) < 9.0e14 else { return v.description }
         let t = Int((v * 10).rounded())
         return "\(t / 10).\(abs(t % 10))"
     }

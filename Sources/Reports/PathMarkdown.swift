@@ -15,8 +15,11 @@ extension PathReport {
         out.append("- Domain \(settings.domain); \(settings.count) probes per resolver at \(Self.number(settings.rate)) /s; \(size)")
         out.append("- Tmax \(Self.number(settings.tmaxMs)) ms (later responses are lost and counted late, RFC 7680); one-way delays: \(settings.sharedClock ? "measured (shared clock)" : "not measured (clocks not shared)")")
         out.append("- Vantage \(run.vantage), seed \(run.seed), started \(run.startedAt)")
-        let socketDrops = resolvers.compactMap(\.stream.clientSocketDrops).reduce(0, +)
-        if socketDrops > 0 {
+        let socketDrops = CheckedNumber.sum(resolvers.compactMap(\.stream.clientSocketDrops))
+        if socketDrops == nil {
+            out.append("")
+            out.append("> **Warning**: the client's socket drops are \(CheckedNumber.invalid("resolvers[].stream.clientSocketDrops")).")
+        } else if let socketDrops, socketDrops > 0 {
             out.append("")
             out.append("> **Warning**: the client's own sockets dropped \(socketDrops) responses (receive buffer full); down loss includes them.")
         } else if let drops = client.udpReceiveBufferErrors, drops > 0 {

@@ -24,7 +24,8 @@ public struct PresetComparison: Codable, Sendable, Hashable {
         public var input: String
         public var direction: String
         public var arq: Bool
-        public var overheadBudget: Double
+        /// The run's overhead budget; nil: none (the default).
+        public var overheadBudget: Double?
         public var recommended: String?
         public var reason: String?
         public var dropped: [String]
@@ -114,7 +115,7 @@ public struct PresetComparison: Codable, Sendable, Hashable {
     public func markdown() -> String {
         var out = ["# FEC levels on \(paths.count) path(s)", ""]
         for p in paths {
-            out.append("- **\(p.name)**: `\(p.input)` (run \(p.runID), seed \(p.seed), \(p.direction), ARQ \(p.arq ? "on" : "off"), budget \(Self.fixed(p.overheadBudget, 2)))"
+            out.append("- **\(p.name)**: `\(p.input)` (run \(p.runID), seed \(p.seed), \(p.direction), ARQ \(p.arq ? "on" : "off"), budget \(p.overheadBudget.map { Self.fixed($0, 2) } ?? "none"))"
                        + " — recommended **\(p.recommended ?? "none")**" + (p.reason.map { ": \($0)" } ?? ""))
             if !p.dropped.isEmpty { out.append("  - dropped by the overhead budget: \(p.dropped.joined(separator: ", "))") }
         }

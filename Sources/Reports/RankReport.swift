@@ -161,7 +161,7 @@ extension RankReport {
     }
 
     public func markdown() -> String {
-        func r(_ v: Double) -> String { v >= 100 ? String(Int(v.rounded())) : String(format: "%.1f", v) }
+        func r(_ v: Double) -> String { v >= 100 ? HTML.formatFixed(v, decimals: 0) : String(format: "%.1f", v) }
         func ms(_ v: Double?) -> String { v.map { String(format: "%.1f", $0) } ?? "-" }
         var out = ["# Resolver capacity and ranking", "",
                    "Run \(run.id) over scan \(scan.id); seed \(run.seed). Each accepted pair got paced tunnel-shaped queries (full-size names, full-size TXT answers) at rising rates, \(r(settings.startRate)) q/s times \(settings.growth) per \(r(settings.stepSeconds)) s step up to \(r(settings.ceiling)) q/s, until loss or delay said the resolver is limiting; the knee was then narrowed by bisection (RFC 2544 26.1).",

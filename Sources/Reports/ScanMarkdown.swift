@@ -9,7 +9,7 @@ extension ScanReport {
             out.append("")
         }
         out.append("- Domains: \(settings.domains.joined(separator: ", "))")
-        out.append("- Resolvers: \(input.resolvers); pairs tested: \(summary.pairs) of \(summary.pairs + summary.notTested); accepted: **\(summary.accepted)**, rejected: \(summary.rejected)")
+        out.append("- Resolvers: \(input.resolvers); pairs tested: \(summary.pairs) of \(CheckedNumber.sum([summary.pairs, summary.notTested]).map(String.init) ?? CheckedNumber.invalid("summary.notTested")); accepted: **\(summary.accepted)**, rejected: \(summary.rejected)")
         out.append("- Encoding \(settings.encoding), record type \((settings.recordTypes ?? [settings.recordType]).joined(separator: ", ")), timeout \(settings.timeoutMs) ms, \(settings.attempts) attempts per size, \(settings.confirmProbes) confirmation probes per direction")
         out.append("- Vantage \(run.vantage), seed \(run.seed), \(summary.queries) queries in \(String(format: "%.1f", summary.durationSeconds)) s, started \(run.startedAt)")
         out.append("")

@@ -1,6 +1,18 @@
 import Foundation
 
 extension SimulateReport {
+    /// The overhead cap as the settings line states it.
+    var budgetSetting: String {
+        settings.overheadBudget.map { "\(Self.num($0)) bytes on the wire per useful byte at most (set with --overhead-budget)" }
+            ?? "none (the rule chooses on stalls, in-order delay and goodput, which already pay for overhead)"
+    }
+
+    /// Says when the user's overhead budget changed the recommendation; nil when it did not.
+    func budgetNote(_ r: Recommendation) -> String? {
+        guard let free = r.withoutBudget, let budget = settings.overheadBudget else { return nil }
+        return "Your overhead budget of \(Self.num(budget)) changed the answer: without it the rule picks \(free)."
+    }
+
     /// `simulate.md`: the comparison table first, the recommendation, then the ARQ and ISA-L details.
     public func markdown() -> String {
         var out: [String] = []
@@ -25,6 +37,7 @@ extension SimulateReport {
             out.append(line)
         }
         out.append("- \(input.runs) run(s) of \(input.opportunitiesPerRun) channel opportunities, seed \(input.seed); traffic `\(settings.traffic)`, \(settings.symbolSize)-byte symbols, \(settings.headerBytes)-byte header" + (settings.frameSource.map { " (\($0))" } ?? ""))
+        out.append("- Overhead budget: \(budgetSetting)")
         let a = settings.arq
         if a.enabled {
             out.append("- ARQ: window \(a.window), retry limit \(a.retryLimit), RTO \(Self.num(a.initialRTOMs)) ms initial in [\(Self.num(a.minRTOMs)), \(Self.num(a.maxRTOMs))] ms, backoff x\(Self.num(a.backoffFactor)), NACK after \(Self.num(a.nackDelayMs)) ms (repeat \(Self.num(a.nackRepeatMs)) ms, max gap \(a.nackMaxGap)), ACK interval \(Self.num(a.ackIntervalMs)) ms")
@@ -46,6 +59,10 @@ extension SimulateReport {
             if let rec = recommendations.first(where: { $0.direction == direction }) {
                 out.append("**Recommendation: \(rec.level).** \(rec.reason)")
                 out.append("")
+                if let note = budgetNote(rec) {
+                    out.append("> **\(note)**")
+                    out.append("")
+                }
             }
             if let rule = recommendationRule {
                 out.append("Rule: \(rule)")
@@ -64,7 +81,10 @@ extension SimulateReport {
                 out.append("|---|---:|---:|---|---|")
                 for r in rows {
                     guard let c = r.channel else { continue }
-                    func sum(_ range: ClosedRange<Int>) -> Int { c.lossPeriodLengths.filter { range.contains($0.length) }.reduce(0) { $0 + $1.count } }
+                    func sum(_ range: ClosedRange<Int>) -> String {
+                        CheckedNumber.sum(c.lossPeriodLengths.filter { range.contains($0.length) }.map(\.count)).map(String.init)
+                            ?? CheckedNumber.invalid("channel.lossPeriodLengths[].count")
+                    }
                     let fit = c.gilbert.twoState.map { String(format: "p %.4f, r %.3f (loss %.2f %%, burst %.2f)", $0.p, $0.r, $0.loss * 100, $0.meanBurst) } ?? (c.gilbert.twoStateReason ?? "-")
                     let withH = c.gilbert.withH.map { String(format: "; p %.4f, r %.3f, h %.3f", $0.p, $0.r, $0.h) } ?? ""
                     out.append("| \(r.level) | \(c.datagrams), \(Self.percent(c.loss)) | \(c.lossPeriods) (\(c.meanLossPeriod.map { String(format: "%.2f", $0) } ?? "n/a")) | \(sum(1...1)), \(sum(2...2)), \(sum(3...3)), \(sum(4...8)), \(sum(9...10_000)) | \(fit)\(withH) |")

@@ -45,6 +45,7 @@ extension SimulateReport {
                 r.tiedWith = $0.tiedWith
                 r.dropped = $0.dropped.map { .init(level: $0.level, overhead: $0.overhead) }
                 r.withoutBudget = $0.withoutBudget
+                r.budgetChangedAnswer = $0.withoutBudget != nil
                 return r
             },
             isal: ISAL(library: "Intel ISA-L \(ReedSolomon.libraryVersion)", groupsVerified: result.groupsVerified,

@@ -108,12 +108,14 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         /// groups that engine's frames; nil when `--symbol-size` and `--header-bytes` did.
         public var frameSource: String?
         public var feedbackEntryBytes: Int
-        public var overheadBudget: Double
+        /// The user's cap on bytes on the wire per useful byte (`--overhead-budget`); null: no cap (the
+        /// default since the rule stopped counting overhead twice; earlier runs always carry 1.5).
+        public var overheadBudget: Double?
         public var verifyGroupsPerRun: Int
         public var arq: ARQ
 
         public init(direction: String, traffic: String, symbolSize: Int, headerBytes: Int, feedbackEntryBytes: Int,
-                    overheadBudget: Double, verifyGroupsPerRun: Int, arq: ARQ) {
+                    overheadBudget: Double?, verifyGroupsPerRun: Int, arq: ARQ) {
             self.direction = direction
             self.traffic = traffic
             self.symbolSize = symbolSize
@@ -478,6 +480,9 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         public var dropped: [Dropped]?
         /// What the rule picks with no budget, when another level.
         public var withoutBudget: String?
+        /// True when the user's overhead budget changed the answer (then `withoutBudget` names the
+        /// level the rule picks without it); false when there was no budget or it changed nothing.
+        public var budgetChangedAnswer: Bool?
 
         public struct Dropped: Codable, Sendable, Hashable {
             public var level: String

@@ -333,6 +333,12 @@ enum LabCLI {
             let role = process.role.padding(toLength: 11, withPad: " ", startingAt: 0)
             text += "  \(role) pid \(process.pid) \(process.running ? "running" : "NOT running"), log \(process.log)\n"
         }
+        if let t = status.tunnel {
+            text += "  tunnel      \(t.domain) via \(t.resolver), exit \(t.exitAddress), whoami \(t.whoamiURL)\(t.bulkURL.map { ", bulk \($0)" } ?? "")\n"
+            for (engine, path) in (t.profiles ?? [:]).sorted(by: { $0.key < $1.key }) {
+                text += "  profile     \(engine.padding(toLength: 10, withPad: " ", startingAt: 0)) \(path)\n"
+            }
+        }
         text += "  state       \(status.stateDirectory)\n"
         return text
     }

@@ -77,8 +77,8 @@ struct SimulateCommand: ParsableCommand {
     @Option(help: "Bytes per ACK or NACK entry in a feedback message.")
     var feedbackEntryBytes: Int = 2
 
-    @Option(help: "Largest bytes-on-the-wire per useful byte the recommendation may choose.")
-    var overheadBudget: Double = 1.5
+    @Option(help: "Your own cap on bytes on the wire per useful byte: levels above it are never recommended (default: no cap; goodput already pays for overhead). The report says when it changed the answer.")
+    var overheadBudget: Double?
 
     @Option(help: "Groups per run and level encoded and rebuilt through ISA-L and compared byte for byte.")
     var verifyGroups: Int = 200
@@ -236,7 +236,9 @@ struct SimulateCommand: ParsableCommand {
         }
         request.headerBytes = headerBytes
         request.feedbackEntryBytes = feedbackEntryBytes
-        guard overheadBudget >= 1, overheadBudget.isFinite else { throw fail("--overhead-budget must be 1 or more", Exit.badInput) }
+        if let overheadBudget {
+            guard overheadBudget >= 1, overheadBudget.isFinite else { throw fail("--overhead-budget must be 1 or more", Exit.badInput) }
+        }
         request.overheadBudget = overheadBudget
         guard (0...1_000_000).contains(verifyGroups) else { throw fail("--verify-groups must be 0...1000000", Exit.badInput) }
         request.verifyGroups = verifyGroups

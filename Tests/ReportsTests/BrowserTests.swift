@@ -56,11 +56,51 @@ import OSLayer
         let console = dom.stderr.split(separator: "\n").filter { $0.contains(":CONSOLE") }
         #expect(console.isEmpty, "console messages: \(console)")
 
+        // Issue 27: every text of every chart lies inside its SVG's viewBox, measured by Chromium's own
+        // layout (getBBox in user units). A copy of the page without the CSP line gets a script that
+        // writes what it measured into the DOM, which --dump-dom prints; the long-label charts of
+        // HTMLReportTests come along.
+        let page = try String(contentsOfFile: "\(dir)/index.html", encoding: .utf8)
+        let measured = page.replacingOccurrences(of: "<meta http-equiv=\"Content-Security-Policy\"", with: "<meta name=\"csp-removed-for-measuring\"")
+            .replacingOccurrences(of: "</body>", with: HTMLReportTests.longLabelCharts().map(\.svg).joined() + Self.measureScript + "</body>")
+        try measured.write(toFile: "\(dir)/measure.html", atomically: true, encoding: .utf8)
+        let boxes = try Self.run(["--dump-dom", "file://\(dir)/measure.html"])
+        #expect(boxes.status == 0)
+        let charts = Self.between(boxes.stdout, "<pre id=\"measured\">", "</pre>")
+        let outside = Self.between(boxes.stdout, "<pre id=\"outside\">", "</pre>")
+        print("chart texts measured in Chromium: \(charts ?? "none")")
+        #expect((Int(charts ?? "") ?? 0) >= RunPageTests.chartIDs.count + HTMLReportTests.longLabelCharts().count, "charts measured: \(charts ?? "none")")
+        #expect(outside == "", "texts outside their chart: \(outside ?? "no result")")
+
         let screenshot = try Self.run(["--screenshot=\(shot)", "--window-size=412,6000", url])
         #expect(screenshot.status == 0)
         let size = (try? FileManager.default.attributesOfItem(atPath: shot)[.size] as? Int) ?? 0
         #expect(size > 10_000, "screenshot \(shot) is \(size) bytes")
         #expect(!screenshot.stderr.contains(":CONSOLE"))
+    }
+
+    /// Measures every `<text>` of every chart against its viewBox (0.5 units of slack for rounding).
+    static let measureScript = """
+        <script>
+        const out = [];
+        const charts = document.querySelectorAll("svg.chart");
+        for (const svg of charts) {
+          const vb = svg.viewBox.baseVal;
+          for (const t of svg.querySelectorAll("text")) {
+            const b = t.getBBox();
+            if (b.x < vb.x - 0.5 || b.y < vb.y - 0.5 || b.x + b.width > vb.x + vb.width + 0.5 || b.y + b.height > vb.y + vb.height + 0.5) {
+              out.push(svg.id + ": \\"" + t.textContent + "\\" at x " + b.x.toFixed(1) + ".." + (b.x + b.width).toFixed(1) + " of " + vb.width);
+            }
+          }
+        }
+        const a = document.createElement("pre"); a.id = "measured"; a.textContent = String(charts.length); document.body.appendChild(a);
+        const o = document.createElement("pre"); o.id = "outside"; o.textContent = out.join("; "); document.body.appendChild(o);
+        </script>
+        """
+
+    static func between(_ text: String, _ start: String, _ end: String) -> String? {
+        guard let a = text.range(of: start), let b = text.range(of: end, range: a.upperBound..<text.endIndex) else { return nil }
+        return String(text[a.upperBound..<b.lowerBound])
     }
 }
 

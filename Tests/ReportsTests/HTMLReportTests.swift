@@ -1,3 +1,4 @@
+import PathMetrics
 import ProbeClient
 import Foundation
 import Reports
@@ -19,6 +20,60 @@ import TestSupport
         let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/scan-section.html")
         let rendered = ScanReportTests.sample().htmlSection()
         #expect(rendered == (try Golden.expected(rendered, file: golden)))
+    }
+
+    /// Issue 27: every chart with a label column, fed labels longer than the old fixed column held
+    /// ("conservative 8+2 → 7.9+1.9" lost its start), and values and ticks wider than its margins.
+    /// BrowserTests measures the same charts' text boxes in Chromium.
+    static func longLabelCharts() -> [(id: String, svg: String)] {
+        let levels = ["conservative 8+2 → 7.9+1.9", "balanced 12+3 → 8.2+2.4", "aggressive 16+7 → 9.1+3.9", "none 0+0 → 0.0+0.0",
+                      "rq:24:12 (RaptorQ model) 24+12 → 23.7+11.9"]
+        let resolvers = ["resolver-number-one.example.net:5353 vpn.lab.test", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff:53 t.example.com",
+                         "198.51.100.200:53"]
+        return [
+            ("long-bars", SVGChart.bars(id: "long-bars", title: "Total stall time per level (all runs), with a title longer than the chart is wide, which must be shortened to fit",
+                                        bars: levels.enumerated().map { .init(label: $1, value: Double($0 + 1) * 12_345_678.9, series: $0 == 1 ? 2 : 0) },
+                                        unit: "ms", reference: (value: 40_000_000, label: "synced download MTU over every accepted pair"))),
+            ("long-bars-resolvers", SVGChart.bars(id: "long-bars-resolvers", title: "Download MTU per pair",
+                                                  bars: resolvers.map { .init(label: $0, value: 1232) }, unit: "bytes")),
+            ("long-timeline", SVGChart.timeline(id: "long-timeline", title: "Phases",
+                                                spans: [.init(name: "handshake through 2001:db8:ffff::53 (second attempt)", start: 0, duration: 1234.5, ok: true),
+                                                        .init(name: "first data", start: 1234.5, duration: 98_765.4, ok: false)])),
+            ("long-columns", SVGChart.columns(id: "long-columns", title: "Loss over time", columns: (0..<12).map { .init(label: "\($0 * 1000).0 s since start", value: Double($0) * 1.5e9) },
+                                              xLabel: "seconds", yLabel: "packets")),
+            ("long-scatter", SVGChart.scatter(id: "long-scatter", title: "Residual loss vs overhead",
+                                              points: levels.enumerated().map { .init(label: $1, x: 1 + Double($0) * 0.25, y: Double($0) * 2.5e7) },
+                                              xLabel: "bytes on the wire per useful byte", yLabel: "% lost")),
+            ("long-cdf", SVGChart.cdf(id: "long-cdf", title: "RTT", series: resolvers.map { .init(name: $0, values: [1, 20, 3_000_000]) }, xLabel: "ms")),
+        ]
+    }
+
+    @Test func chartsWithLongLabelsMatchTheGoldenFile() throws {
+        let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden/charts-long-labels.svg.html")
+        let rendered = Self.longLabelCharts().map(\.svg).joined(separator: "\n") + "\n"
+        #expect(rendered == (try Golden.expected(rendered, file: golden)))
+        // The simulate labels of the issue are whole, not clipped at either end.
+        for label in ["conservative 8+2 → 7.9+1.9", "balanced 12+3 → 8.2+2.4", "resolver-number-one.example.net:5353 vpn.lab.test"] {
+            #expect(rendered.contains(">\(HTML.escape(label))</text>"), "\(label) is shortened")
+        }
+    }
+
+    /// Issue 27: an edited path.json whose loss counts overflow (lostUnknown = Int.max) trapped the
+    /// page's loss-over-time sum; now the chart gives way to "invalid" naming the field.
+    @Test func anOutOfRangeLossCountRendersAsInvalidWithItsFieldNamed() throws {
+        func timeline(_ lostUnknown: String) throws -> PathMetrics.LossTimeline {
+            try JSONDecoder().decode(PathMetrics.LossTimeline.self, from: Data("""
+                {"sliceMs":100,"slices":[{"startMs":0,"sent":10,"lostUp":1,"lostDown":0,"lostUnknown":0,"longestBurst":1},
+                                         {"startMs":100,"sent":10,"lostUp":1,"lostDown":2,"lostUnknown":\(lostUnknown),"longestBurst":3}]}
+                """.utf8))
+        }
+        var report = PathReportTests.sample()
+        report.resolvers[0].timeline = try timeline("9223372036854775807")
+        let html = report.htmlSection()
+        #expect(html.contains("invalid (timeline.slices[1] sent/lostUp/lostDown/lostUnknown out of range)"))
+        #expect(!html.contains("id=\"path-loss-time\"><title>"))
+        report.resolvers[0].timeline = try timeline("1")
+        #expect(report.htmlSection().contains("<svg class=\"chart\" id=\"path-loss-time\""))
     }
 
     @Test func pagesAreSelfContained() throws {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Runs CPU-heavy test work on a thread of its own and awaits it, so a long computation does not
 /// hold one of Swift's cooperative threads (two on a two-core machine): in a parallel run, the async

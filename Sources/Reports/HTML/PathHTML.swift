@@ -31,7 +31,16 @@ extension PathReport {
         s += "<figcaption>From the HdrHistogram of each resolver's answered probes (values at percentiles 1–100).</figcaption></figure>"
         for (i, r) in resolvers.enumerated() {
             let suffix = resolvers.count > 1 ? "-\(i)" : ""
-            if let t = r.timeline, !t.slices.isEmpty {
+            // A slice whose counts do not add up (negative, overflowing, more lost than sent) comes from
+            // an edited or corrupt file: the chart is not drawn and the field is named.
+            let badSlice = r.timeline?.slices.indices.first { i in
+                let slice = r.timeline!.slices[i]
+                guard let lost = CheckedNumber.sum([slice.lostUp, slice.lostDown, slice.lostUnknown]) else { return true }
+                return slice.sent < 0 || lost > slice.sent || !slice.startMs.isFinite
+            }
+            if let i = badSlice {
+                s += "<p class=\"notice\" id=\"path-loss-time\(suffix)\">Loss over time, \(HTML.escape(r.resolver)): \(HTML.escape(CheckedNumber.invalid("timeline.slices[\(i)] sent/lostUp/lostDown/lostUnknown")))</p>"
+            } else if let t = r.timeline, !t.slices.isEmpty {
                 let columns = t.slices.map { slice -> SVGChart.Column in
                     let lost = slice.lostUp + slice.lostDown + slice.lostUnknown
                     return SVGChart.Column(label: HTML.formatFixed(slice.startMs / 1000, decimals: 1),

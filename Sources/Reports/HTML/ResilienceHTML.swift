@@ -33,9 +33,13 @@ extension ResilienceResult {
         }
         for (index, scenario) in scenarios.enumerated() {
             s += "<h3>\(HTML.escape(scenario.scenario)) (\(HTML.escape(scenario.engine)))</h3>"
-            s += "<figure>" + SVGChart.columns(id: "resilience-\(index)", title: "Answered probes per 500 ms (disruption highlighted)",
-                                              columns: Self.bins(scenario), xLabel: "seconds since the scenario started",
-                                              yLabel: "answered", labelEvery: 4)
+            s += "<figure>"
+            if scenario.probes.contains(where: { $0.atMs > Self.longestScenarioMs }) {
+                s += "<p class=\"notice\">\(HTML.escape(CheckedNumber.invalid("scenarios[\(index)].probes[].atMs")))</p>"
+            }
+            s += SVGChart.columns(id: "resilience-\(index)", title: "Answered probes per 500 ms (disruption highlighted)",
+                                  columns: Self.bins(scenario), xLabel: "seconds since the scenario started",
+                                  yLabel: "answered", labelEvery: 4)
             let recovery = scenario.recoverySeconds.map { "recovered \(Self.seconds($0)) s after the disruption" }
                 ?? (scenario.recoveryNote ?? "did not recover")
             let bridge = scenario.bridge.map { "; through the bridge (\(Self.bridgeCell($0)))" } ?? ""
@@ -68,11 +72,15 @@ extension ResilienceResult {
         return s + "</section>"
     }
 
+    /// No scenario runs a day; a probe later than that is an edited file's.
+    static let longestScenarioMs = 24 * 3_600_000
+
     /// Answered probes per 500 ms bin; a bin is highlighted when it overlaps the disruption.
     public static func bins(_ scenario: Scenario) -> [SVGChart.Column] {
         let width = 500
         let last = scenario.probes.map(\.atMs).max() ?? 0
-        guard last >= 0, !scenario.probes.isEmpty else { return [] }
+        // A probe hours after the start (an edited file) would ask for millions of bins: none drawn.
+        guard last >= 0, last <= longestScenarioMs, !scenario.probes.isEmpty else { return [] }
         var counts = [Int](repeating: 0, count: last / width + 1)
         for probe in scenario.probes where probe.ok && probe.atMs >= 0 { counts[probe.atMs / width] += 1 }
         return counts.enumerated().map { index, count in

@@ -8,7 +8,7 @@ extension ScanReport {
         }
         s += HTML.facts([
             ("Domains", HTML.escape(settings.domains.joined(separator: ", "))),
-            ("Pairs", "\(summary.pairs) tested of \(summary.pairs + summary.notTested); \(HTML.badge("\(summary.accepted) accepted", summary.accepted > 0 ? .ok : .bad)) \(summary.rejected) rejected"),
+            ("Pairs", "\(summary.pairs) tested of \(CheckedNumber.sum([summary.pairs, summary.notTested]).map(String.init) ?? CheckedNumber.invalid("summary.notTested")); \(HTML.badge("\(summary.accepted) accepted", summary.accepted > 0 ? .ok : .bad)) \(summary.rejected) rejected"),
             ("Synced MTU", synced.upload.map { up in
                 "upload <b>\(up)</b> B (QNAME \(synced.uploadQnameChars.map(String.init) ?? "–") chars), download <b>\(synced.download ?? 0)</b> B (response \(synced.downloadResponseSize.map(String.init) ?? "–") B)"
             } ?? "none: no pair accepted"),

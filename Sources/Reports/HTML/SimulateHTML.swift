@@ -11,11 +11,13 @@ extension SimulateReport {
         s += HTML.facts([
             ("Input", source),
             ("Runs", "\(input.runs) × \(input.opportunitiesPerRun) channel opportunities, seed \(input.seed)"),
+            ("Overhead budget", HTML.escape(budgetSetting)),
             ("Traffic", HTML.escape("\(settings.traffic), \(settings.symbolSize)-byte symbols, \(settings.headerBytes) bytes of framing, direction \(settings.direction)")),
             ("ISA-L check", "\(isal.groupsVerified) groups encoded and rebuilt through \(HTML.escape(isal.library)), \(isal.mismatches == 0 ? HTML.badge("0 mismatches", .ok) : HTML.badge("\(isal.mismatches) mismatches", .bad))"),
         ])
         for r in recommendations.isEmpty ? (recommendation.map { [$0] } ?? []) : recommendations {
             s += "<p>\(HTML.badge("recommended: \(r.level)", r.withinBudget ? .ok : .warn)) (\(HTML.escape(r.direction))) — \(HTML.escape(r.reason))</p>"
+            if let note = budgetNote(r) { s += "<p class=\"notice\">\(HTML.escape(note))</p>" }
         }
         func pct(_ v: Double?) -> String { v.map { HTML.formatFixed($0 * 100, decimals: 3) + " %" } ?? "–" }
         if let rule = recommendationRule { s += "<p class=\"muted\">Rule: \(HTML.escape(rule))</p>" }
