@@ -1,5 +1,6 @@
 public import Foundation
 import Base
+import OSLayer
 
 /// Writes report documents and their renderings into a run directory.
 public enum ReportWriter {
