@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "OSLayer",
             dependencies: [
-                "Base", "CMalloc",
+                "Base", "CMalloc", "CSocketBatch",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ],
@@ -76,6 +76,8 @@ let package = Package(
         ),
         // glibc's malloc.h (mallinfo2, mallopt), which the Glibc module leaves out: memory figures.
         .systemLibrary(name: "CMalloc"),
+        // sendmmsg/recvmmsg (glibc declares them only under _GNU_SOURCE): the sweep's batched send path.
+        .target(name: "CSocketBatch"),
         // The per-packet fates interchange format (docs/FATES.md) that path, trace, impair and simulate share.
         .target(name: "Fates", dependencies: ["Base", "OSLayer"], swiftSettings: strict),
         // RFC 1035 / RFC 6891 message codec, label payload codecs, QNAME capacity arithmetic.

@@ -10,23 +10,33 @@
 #  3. the anchor, in the same run: the stateful `scan` of 1,024 addresses of the same /16 (a /22)
 #     with its defaults (2 s timeout, 2 attempts, 256 pairs at once), and its cost per address
 #     scaled to the /16.
-# RATE (default 5000), SEED (default 21), ANCHOR=0 to skip the anchor.
+#  4. the send path against ZMap (issue 31), in the same run: a client namespace behind a veth to
+#     the simulated internet (3 % answering), ZMap 2.1 (UDP module, a DNS query as payload, allowed
+#     198.19.0.0/16 only, its default blocklist replaced by an empty one because that list holds
+#     198.18.0.0/15) and `sweep --sweep-only` over the /16 at 50,000 and 200,000 pps and unlimited
+#     (ZMap -r 0, sweep --rate 1000000): packets per second sent and hosts found, and the ratio.
+# BIN=path uses that binary instead of building; RATE (default 5000), SEED (default 21), ANCHOR=0 to skip the anchor, ZMAP=0 to skip the ZMap
+# comparison, ONLY_ZMAP=1 to run the comparison alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ -n "${BIN:-}" ]; then bin=$(realpath "$BIN"); else
 swift build -c release --product tunnelprobe >/dev/null
 bin=$(realpath .build/release/tunnelprobe)
+fi
 rate=${RATE:-5000}
 seed=${SEED:-21}
 work=$(mktemp -d)
 simpid=""
+clientns=""
 cleanup() {
+  if [ -n "$clientns" ]; then ip netns del "$clientns" 2>/dev/null || true; fi
   if [ -n "$simpid" ] && kill -0 "$simpid" 2>/dev/null; then kill -TERM "$simpid"; wait "$simpid" || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
 
-start_sim() {  # $1: directory
-  "$bin" lab internet --dir "$1" --seed "$seed" --answering 0.02 >/dev/null &
+start_sim() {  # $1: directory, $2: answering share (default 0.02)
+  "$bin" lab internet --dir "$1" --seed "$seed" --answering "${2:-0.02}" >/dev/null &
   simpid=$!
   for _ in $(seq 1 300); do [ -f "$1/ready" ] && return 0; sleep 0.1; done
   echo "lab internet did not get ready" >&2; exit 1
@@ -76,10 +86,12 @@ print(f"sweep probes seen by the hosts: {probes['sweepProbes']} to {probes['addr
 PY
 }
 
+if [ "${ONLY_ZMAP:-0}" != 1 ]; then
 for size in 4096 16384 65536; do run_case "$size" sweep-only; done
 for size in 4096 65536; do run_case "$size" full; done
+fi
 
-if [ "${ANCHOR:-1}" != 0 ]; then
+if [ "${ANCHOR:-1}" != 0 ] && [ "${ONLY_ZMAP:-0}" != 1 ]; then
   dir="$work/sim-anchor"
   start_sim "$dir"
   ns=$(cat "$dir/netns")
@@ -97,4 +109,60 @@ wall = end - start
 print(f"wall {wall:.2f} s for {s['pairs']} pairs ({s['accepted']} accepted): {wall / max(1, s['pairs']) * 1000:.1f} ms per address, "
       f"{wall / max(1, s['pairs']) * 65536 / 60:.1f} min scaled to 65,536 addresses")
 PY
+fi
+
+# 4. ZMap vs the sweep's send path, one client namespace behind a veth, same run.
+if [ "${ZMAP:-1}" != 0 ]; then
+  if ! command -v zmap >/dev/null; then echo "zmap is not installed (apt-get install zmap; make deps): comparison skipped" >&2; exit 1; fi
+  dir="$work/sim-zmap"
+  start_sim "$dir" 0.03
+  simns=$(cat "$dir/netns")
+  tag=$(printf '%06x' $((RANDOM * 32768 + RANDOM)))
+  clientns="tpzc-$tag"
+  ip netns add "$clientns"
+  ip -n "$clientns" link set lo up
+  ip link add "tpzc${tag}c" netns "$clientns" type veth peer name "tpzc${tag}s" netns "$simns"
+  ip -n "$clientns" addr add 198.18.255.2/30 dev "tpzc${tag}c"
+  ip -n "$simns" addr add 198.18.255.1/30 dev "tpzc${tag}s"
+  ip -n "$clientns" link set "tpzc${tag}c" up
+  ip -n "$simns" link set "tpzc${tag}s" up
+  ip -n "$clientns" route add 198.19.0.0/16 via 198.18.255.1
+  gwmac=$(ip -n "$simns" -o link show "tpzc${tag}s" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+  echo 198.19.0.0/16 > "$dir/block.txt"
+  echo 198.19.0.0/16 > "$dir/zmap-allow.txt"
+  : > "$dir/zmap-block.txt"
+  # A DNS query (id 0x1234, RD, one TXT question zmap.vpn.sim.test) as the UDP payload.
+  python3 -c 'import struct,sys; q=struct.pack(">HHHHHH",0x1234,0x0100,1,0,0,0)+b"".join(bytes([len(l)])+l for l in b"zmap.vpn.sim.test".split(b"."))+b"\0"+struct.pack(">HH",16,1); open(sys.argv[1],"wb").write(q)' "$dir/query.bin"
+  truth_hosts=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["hosts"]))' "$dir/truth.json")
+  echo "== ZMap vs sweep --sweep-only: 198.19.0.0/16 ($truth_hosts answering hosts), client namespace behind a veth; load $(cut -d' ' -f1-3 /proc/loadavg)"
+  for r in 50000 200000 0; do
+    zr=$r; tr=$r; label=$r
+    [ "$r" = 0 ] && { tr=1000000; label=unlimited; }
+    ip netns exec "$clientns" zmap -M udp -p 53 --probe-args="file:$dir/query.bin" -i "tpzc${tag}c" -G "$gwmac" \
+      -S 198.18.255.2 -w "$dir/zmap-allow.txt" -b "$dir/zmap-block.txt" -r "$zr" -c 1 -o "$dir/zmap-$label.csv" \
+      -m "$dir/zmap-$label.json" 2>"$dir/zmap-$label.log" || { echo "zmap failed:"; tail -5 "$dir/zmap-$label.log"; }
+    ip netns exec "$clientns" "$bin" sweep --ranges "$dir/block.txt" --domain vpn.sim.test --key-file "$dir/key.hex" \
+      --sweep-only --rate "$tr" --timeout 1 --seed "$seed" --out "$dir/sweep-$label" --quiet
+    python3 - "$dir" "$label" <<'PY'
+import json, sys
+d, label = sys.argv[1], sys.argv[2]
+meta = json.load(open(f"{d}/zmap-{label}.json"))
+# ZMap's own send rate: its last status line, "send: N done (X Kp/s avg)" (packets over its send time).
+import re
+zpps = None
+m = re.findall(r"send: \d+ done \(([\d.]+) ([KMG]?)p/s avg\)", open(f"{d}/zmap-{label}.log").read())
+if m:
+    v, u = m[-1]
+    zpps = float(v) * {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}[u]
+zfound = len({l.split(",")[0] for l in open(f"{d}/zmap-{label}.csv").read().split() if l and l[0].isdigit()})
+s = json.load(open(f"{d}/sweep-{label}/sweep.json"))
+found = len(open(f"{d}/sweep-{label}/answering.txt").read().split())
+tpps = s["packetsPerSecond"]
+ratio = f"{tpps / zpps:.2f}" if zpps else "-"
+print(f"rate {label}: zmap {zpps or 0:.0f} pps, {zfound} hosts answered; sweep {tpps:.0f} pps (sent {s['sentThisRun']}), "
+      f"{found} answering; sweep/zmap pps {ratio}")
+PY
+  done
+  ip netns del "$clientns"; clientns=""
+  stop_sim
 fi

@@ -132,14 +132,32 @@ public final class SimulatedResponder: Sendable {
         /// Addresses that received more than one sweep probe, with how many.
         public var probedTwice: [String: Int]
         public var queriesByBehaviour: [String: Int]
+        /// Every address that received a sweep probe, as merged inclusive ranges `a-b` in address
+        /// order (so a test can check which addresses a sweep reached, not only how many).
+        public var probedRanges: [String]?
+        /// Sweep probes per address, by count: how many addresses got 1, 2, ... probes.
+        public var addressesByProbeCount: [String: Int]?
     }
 
     public var probeCounts: ProbeCounts {
         let table = sweepProbes.withLock { $0 }
         var twice: [String: Int] = [:]
         for (a, n) in table where n > 1 { twice[SimulatedInternet.describe(a)] = Int(n) }
+        var ranges: [String] = []
+        var run: (first: UInt32, last: UInt32)?
+        for a in table.keys.sorted() {
+            if let r = run, r.last &+ 1 == a, a != 0 {
+                run = (r.first, a)
+                continue
+            }
+            if let r = run { ranges.append("\(SimulatedInternet.describe(r.first))-\(SimulatedInternet.describe(r.last))") }
+            run = (a, a)
+        }
+        if let r = run { ranges.append("\(SimulatedInternet.describe(r.first))-\(SimulatedInternet.describe(r.last))") }
+        var byCount: [String: Int] = [:]
+        for n in table.values { byCount[String(n), default: 0] += 1 }
         return ProbeCounts(sweepProbes: table.values.reduce(0) { $0 + Int($1) }, addressesProbed: table.count,
-                           probedTwice: twice, queriesByBehaviour: received)
+                           probedTwice: twice, queriesByBehaviour: received, probedRanges: ranges, addressesByProbeCount: byCount)
     }
 
     /// Counts `query` when it is a sweep probe for `destination`.

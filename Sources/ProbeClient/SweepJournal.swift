@@ -23,6 +23,16 @@ public final class SweepJournal: Sendable {
         public var checkpoint: SweepCheckpoint
         /// Runs of this sweep so far (1 for a sweep never resumed).
         public var runs: Int
+        /// `--passes`: how many, the one in progress (1-based), where the first one's walk ended
+        /// (later passes walk no further) and the addresses each finished pass sent. nil: one pass.
+        public var passes: Int?
+        public var pass: Int?
+        public var firstPassEnd: UInt64?
+        public var passSent: [UInt64]?
+        /// `--shard`: the part of the permutation this sweep walks (nil: all of it).
+        public var shard: SweepShard?
+        /// `--expand-neighbours`: the prefix length (nil: none).
+        public var neighbourPrefix: Int?
 
         public init(seed: UInt64, salt: UInt16, rangesDigest: String, rangesTotal: UInt64, sample: UInt64?,
                     checkpoint: SweepCheckpoint, runs: Int) {

@@ -13,6 +13,10 @@ public struct SweepAnswer: Sendable, Hashable, Codable {
     public var detail: String?
     public var rttMs: Double?
     public var responseSize: Int
+    /// The pass (`--passes`) whose probe this answers; nil: the first.
+    public var pass: Int?
+    /// True when the address was probed as the neighbour of an answering one (`--expand-neighbours`).
+    public var viaNeighbour: Bool?
     /// Whether the address goes on to the MTU scan: any answer but REFUSED (the scan's own reachability rule).
     public var answering: Bool { failure != .refused }
 
@@ -40,10 +44,55 @@ public struct SweepProbe: Sendable {
     public let zone: DNSName
     public let salt: UInt16
 
+    /// The query with its probe characters and id left to fill: every sweep query is the same
+    /// bytes but for those (one label of the 48 meta characters right after the header, the rest
+    /// the zone, the type and EDNS). nil when the layout is not that one (then `query` is used).
+    private let template: [UInt8]?
+
     public init(prober: Prober, zone: DNSName, salt: UInt16) {
         self.prober = prober
         self.zone = zone
         self.salt = salt
+        template = Self.template(prober: prober, zone: zone, salt: salt)
+    }
+
+    private static func template(prober: Prober, zone: DNSName, salt: UInt16) -> [UInt8]? {
+        let probe = SweepProbe(prober: prober, zone: zone, salt: salt, template: nil)
+        guard let bytes = probe.query(for: 0, millis: 0, id: 0) else { return nil }
+        let chars = probe.meta(for: 0, millis: 0).sealed(zone: zone, key: prober.key)
+        let end = 13 + chars.count
+        guard chars.count <= 63, bytes.count > end, bytes[12] == UInt8(chars.count), Array(bytes[13..<end]) == chars else { return nil }
+        return bytes
+    }
+
+    private init(prober: Prober, zone: DNSName, salt: UInt16, template: [UInt8]?) {
+        self.prober = prober
+        self.zone = zone
+        self.salt = salt
+        self.template = template
+    }
+
+    private func meta(for address: UInt32, millis: UInt16) -> ProbeMeta {
+        ProbeMeta(kind: .echo, encoding: prober.encoding, nonce: Self.nonce(salt: salt, millis: millis, address: address),
+                  totalCharacters: ProbeMeta.characterCount)
+    }
+
+    /// Writes the query for `address` into `slot` and returns its length (nil: it does not fit or
+    /// cannot be built). The same bytes as `query`, made from the template: the send path's hot
+    /// loop, where building the name and serializing the message per probe dominated the profile.
+    public func write(for address: UInt32, millis: UInt16, id: UInt16, into slot: UnsafeMutableRawBufferPointer) -> Int? {
+        guard let template else {
+            guard let bytes = query(for: address, millis: millis, id: id), bytes.count <= slot.count else { return nil }
+            slot.copyBytes(from: bytes)
+            return bytes.count
+        }
+        guard template.count <= slot.count else { return nil }
+        let chars = meta(for: address, millis: millis).sealed(zone: zone, key: prober.key)
+        slot.copyBytes(from: template)
+        slot[0] = UInt8(id >> 8)
+        slot[1] = UInt8(id & 0xFF)
+        UnsafeMutableRawBufferPointer(rebasing: slot[13..<(13 + chars.count)]).copyBytes(from: chars)
+        return template.count
     }
 
     static func nonce(salt: UInt16, millis: UInt16, address: UInt32) -> [UInt8] {
@@ -53,9 +102,7 @@ public struct SweepProbe: Sendable {
 
     /// The query datagram for `address`, sent at `millis` (ms, modulo 65536); `id` is its DNS id.
     public func query(for address: UInt32, millis: UInt16, id: UInt16) -> [UInt8]? {
-        let meta = ProbeMeta(kind: .echo, encoding: prober.encoding,
-                             nonce: Self.nonce(salt: salt, millis: millis, address: address),
-                             totalCharacters: ProbeMeta.characterCount)
+        let meta = meta(for: address, millis: millis)
         guard let name = try? ProbeName.build(meta: meta, zone: zone, key: prober.key),
               var bytes = try? prober.message(name: name, type: .txt), bytes.count >= 2 else { return nil }
         bytes[0] = UInt8(id >> 8)

@@ -81,6 +81,23 @@ public struct SweepRanges: Sendable, Hashable {
         return UInt32(truncatingIfNeeded: UInt64(blocks[lo].first) + index - starts[lo])
     }
 
+    /// The index of `address` (the inverse of `address(at:)`), nil when it is not in the ranges.
+    public func index(of address: UInt32) -> UInt64? {
+        var lo = 0, hi = blocks.count - 1
+        while lo <= hi {
+            let mid = (lo + hi) / 2
+            let b = blocks[mid]
+            if address < b.first {
+                hi = mid - 1
+            } else if UInt64(address) >= UInt64(b.first) + b.count {
+                lo = mid + 1
+            } else {
+                return starts[mid] + UInt64(address - b.first)
+            }
+        }
+        return nil
+    }
+
     public func contains(_ address: UInt32) -> Bool {
         blocks.contains { address >= $0.first && UInt64(address) < UInt64($0.first) + $0.count }
     }
@@ -192,16 +209,178 @@ public struct SweepPermutation: Sendable {
         return v < count ? v : nil
     }
 
+    /// The walk position whose value is `value` (0 ..< count): the inverse of `value(at:)`.
+    public func position(of value: UInt64) -> UInt64 {
+        let mask = (UInt64(1) << half) - 1
+        var left = value >> half & mask, right = value & mask
+        for k in keys.reversed() {
+            (left, right) = (right ^ (Self.round(left, k) & mask), left)
+        }
+        return left << half | right
+    }
+
+    private static func round(_ x: UInt64, _ k: UInt64) -> UInt64 {
+        var z = x &+ k
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
     func permute(_ x: UInt64) -> UInt64 {
         let mask = (UInt64(1) << half) - 1
         var left = x >> half & mask, right = x & mask
         for k in keys {
-            var z = right &+ k
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            z ^= z >> 31
-            (left, right) = (right, left ^ (z & mask))
+            (left, right) = (right, left ^ (Self.round(right, k) & mask))
         }
         return left << half | right
+    }
+}
+
+/// One file given to `sweep --ranges`, as the sweep took it: its format, its SHA-256 (so a report
+/// names exactly the file it swept), and for a delegated file the countries chosen and the CIDRs
+/// each gave.
+public struct SweepRangeFile: Sendable, Hashable, Codable {
+    public enum Format: String, Sendable, Hashable, Codable {
+        /// One entry a line: CIDR (ipdeny.com's zone files), start-end or one address.
+        case list
+        /// An RIR's delegated-extended statistics: `registry|cc|type|start|value|date|status[|...]`.
+        case delegated
+    }
+
+    public var path: String
+    public var sha256: String
+    public var format: Format
+    /// Delegated files: the CIDRs taken for each chosen country code (the records' address counts
+    /// split into CIDR blocks), in file order.
+    public var countries: [String: [String]]?
+    /// Delegated files: ipv4 records of other countries, and ipv6/asn records (not swept).
+    public var otherCountryRecords: Int?
+    public var nonIPv4Records: Int?
+}
+
+/// A `--ranges` file read: the blocks it gives, what it was, and its bad lines (file:line).
+public struct SweepRangeLoad: Sendable {
+    public var blocks: [SweepRanges.Block]
+    public var file: SweepRangeFile
+    public var issues: [ResolverList.Issue]
+}
+
+extension SweepRanges {
+    /// The status values of RIR delegated-extended statistics (the RIR statistics exchange format).
+    static let delegatedStatuses: Set<String> = ["allocated", "assigned", "available", "reserved"]
+
+    /// Reads one `--ranges` file: a delegated-extended statistics file when its first entry has `|`
+    /// fields (then only the ipv4 records of `countries` are taken), otherwise a range list.
+    /// `sha256` is the file's digest, computed by the caller from the same bytes.
+    public static func load(bytes: [UInt8], source: String, sha256: String, countries: Set<String>) -> SweepRangeLoad {
+        let lines = splitLines(bytes)
+        let firstEntry = lines.first { !$0.text[...].trimmingCharacters(in: " \t\r").isEmpty && !$0.text.hasPrefix("#") }
+        guard let firstEntry, firstEntry.text.contains("|") else {
+            let list = SweepRanges(bytes: bytes, source: source)
+            return SweepRangeLoad(blocks: list.blocks, file: SweepRangeFile(path: source, sha256: sha256, format: .list),
+                                  issues: list.issues)
+        }
+        var blocks: [Block] = []
+        var issues: [ResolverList.Issue] = []
+        var taken: [String: [String]] = [:]
+        for cc in countries { taken[cc] = [] }
+        var other = 0, nonIPv4 = 0
+        for line in lines {
+            let text = line.text[...].trimmingCharacters(in: " \t\r")
+            guard !text.isEmpty, !text.hasPrefix("#") else { continue }
+            do throws(ResolverList.EntryError) {
+                switch try parseDelegated(record: text) {
+                case .header:
+                    continue
+                case .notIPv4:
+                    nonIPv4 += 1
+                case .ipv4(let cc, let block):
+                    guard countries.contains(cc) else {
+                        other += 1
+                        continue
+                    }
+                    blocks.append(block)
+                    taken[cc, default: []] += cidrs(of: block).map { "\(describe($0.first))/\($0.length)" }
+                }
+            } catch {
+                issues.append(ResolverList.Issue(source: source, line: line.number, text: text, reason: error.reason))
+            }
+        }
+        let file = SweepRangeFile(path: source, sha256: sha256, format: .delegated, countries: taken,
+                                  otherCountryRecords: other, nonIPv4Records: nonIPv4)
+        return SweepRangeLoad(blocks: blocks, file: file, issues: issues)
+    }
+
+    /// One line of a delegated file, parsed.
+    public enum DelegatedRecord: Sendable, Hashable {
+        /// The version line or a summary line (`registry|*|type|*|count|summary`).
+        case header
+        /// An asn or ipv6 record: a stateless sweep covers IPv4 only.
+        case notIPv4
+        /// An ipv4 record: the country code (upper case; empty for available space) and its addresses.
+        case ipv4(country: String, block: Block)
+    }
+
+    /// A delegated-extended line: `registry|cc|type|start|value|date|status[|opaque-id[|extensions]]`
+    /// (ipv4 `value` is an address count, not necessarily a power of two); the version line starts
+    /// with its version number, a summary line has `summary` in its sixth field.
+    public static func parseDelegated(record text: String) throws(ResolverList.EntryError) -> DelegatedRecord {
+        let fields = text.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: " \t") }
+        if let first = fields.first, let c = first.first, c.isASCII, c.isNumber { return .header }
+        if fields.count >= 6, fields[5] == "summary" { return .header }
+        guard fields.count >= 7 else {
+            throw ResolverList.EntryError(reason: "a delegated record has 7 fields (registry|cc|type|start|value|date|status), this one \(fields.count)")
+        }
+        let type = fields[2].lowercased()
+        guard type == "ipv4" else {
+            if type == "ipv6" || type == "asn" { return .notIPv4 }
+            throw ResolverList.EntryError(reason: "record type '\(fields[2])' is none of ipv4, ipv6, asn")
+        }
+        let cc = fields[1].uppercased()
+        guard cc.isEmpty || (cc.count == 2 && cc.allSatisfy { $0.isASCII && $0.isLetter }) else {
+            throw ResolverList.EntryError(reason: "country code '\(fields[1])' is not two letters")
+        }
+        guard let start = parseIPv4(fields[3][...]) else { throw ResolverList.EntryError(reason: "start '\(fields[3])' is not an IPv4 address") }
+        guard let count = UInt64(fields[4]), count >= 1, count <= (UInt64(1) << 32) - UInt64(start) else {
+            throw ResolverList.EntryError(reason: "address count '\(fields[4])' is not 1 to the end of the IPv4 space from \(fields[3])")
+        }
+        let date = fields[5]
+        guard date.isEmpty || (date.count == 8 && date.allSatisfy { $0.isASCII && $0.isNumber }) else {
+            throw ResolverList.EntryError(reason: "date '\(date)' is not YYYYMMDD")
+        }
+        guard delegatedStatuses.contains(fields[6].lowercased()) else {
+            throw ResolverList.EntryError(reason: "status '\(fields[6])' is none of allocated, assigned, available, reserved")
+        }
+        return .ipv4(country: cc, block: Block(first: start, count: count))
+    }
+
+    /// The fewest CIDR blocks that cover `block` exactly (a count that is not a power of two, or a
+    /// start not aligned to it, gives several).
+    public static func cidrs(of block: Block) -> [(first: UInt32, length: Int)] {
+        var out: [(first: UInt32, length: Int)] = []
+        var first = UInt64(block.first)
+        var left = block.count
+        while left > 0 {
+            // The largest power of two that the start is aligned to and that fits in what is left.
+            var size: UInt64 = first == 0 ? UInt64(1) << 32 : first & (~first &+ 1)
+            while size > left { size >>= 1 }
+            out.append((UInt32(truncatingIfNeeded: first), 32 - size.trailingZeroBitCount))
+            first += size
+            left -= size
+        }
+        return out
+    }
+
+    static func splitLines(_ bytes: [UInt8]) -> [(number: Int, text: String)] {
+        var out: [(number: Int, text: String)] = []
+        var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        var number = 0
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+            number += 1
+            out.append((number, String(decoding: bytes[start..<end], as: UTF8.self)))
+            start = end + 1
+        }
+        return out
     }
 }

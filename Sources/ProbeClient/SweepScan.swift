@@ -30,6 +30,8 @@ public struct SweepScanResult: Sendable {
     public var stats: SweepStats
     public var checkpoint: SweepCheckpoint
     public var state: SweepJournal.State
+    /// Every pass walked to its end (and not interrupted).
+    public var complete: Bool
     /// Every answer, the runs this one resumes included, in address order.
     public var answers: [SweepAnswer]
     /// Every MTU scan that ended, the resumed runs' included.
@@ -56,7 +58,7 @@ public final class SweepScan: Sendable {
     enum Event: Sendable {
         case answer(SweepAnswer)
         case stop
-        case done(SweepCheckpoint, SweepStats)
+        case done(SweepJournal.State, SweepStats, Bool)
     }
 
     public init(sweeper: Sweeper, scanner: Scanner, journal: SweepJournal, measures: Bool = true) {
@@ -118,21 +120,57 @@ public final class SweepScan: Sendable {
         if stopped.load(ordering: .relaxed) { continuation.yield(.stop) }
         let base = initial.checkpoint
         let journal = self.journal
-        let stateForCheckpoints = state
+        let stateForPasses = state
+        // Every address that answered so far (any answer, REFUSED included: it is there), for the
+        // later passes' skip lists; filled on the receiver thread as answers come.
+        let answeredShared = AddressSet(previousAnswers.map(\.value))
         let sweepTask = Task.detached {
-            let (reached, stats) = await sweeper.run(from: base, onAnswer: { continuation.yield(.answer($0)) }, onCheckpoint: { checkpoint in
-                var s = stateForCheckpoints
-                s.checkpoint = checkpoint
-                journal.write(s)
-            })
-            continuation.yield(.done(reached, stats))
+            var st = stateForPasses
+            let passes = max(1, st.passes ?? 1)
+            var pass = max(1, st.pass ?? 1)
+            var checkpoint = base
+            var total: SweepStats?
+            var complete = false
+            while true {
+                let plan = SweepPassPlan(pass: pass, skip: pass > 1 ? answeredShared.all : [],
+                                         walkLimit: pass > 1 ? st.firstPassEnd : nil,
+                                         emitLimit: pass > 1 ? nil : sweeper.configuration.sample)
+                let current = st
+                let thisPass = pass
+                let (reached, stats, exhausted) = await sweeper.run(from: checkpoint, plan: plan, onAnswer: { found in
+                    var answer = found
+                    answeredShared.insert(answer.value)
+                    answer.pass = thisPass
+                    if sweeper.sentAsNeighbour(answer.value) { answer.viaNeighbour = true }
+                    continuation.yield(.answer(answer))
+                }, onCheckpoint: { c in
+                    var s = current
+                    s.checkpoint = c
+                    journal.write(s)
+                })
+                if total == nil { total = stats } else { total?.add(stats) }
+                st.checkpoint = reached
+                guard exhausted else { break }
+                if pass == 1 { st.firstPassEnd = reached.position }
+                if (st.passSent?.count ?? 0) < pass { st.passSent = (st.passSent ?? []) + [reached.emitted] }
+                if pass >= passes {
+                    complete = true
+                    break
+                }
+                pass += 1
+                st.pass = pass
+                st.checkpoint = SweepCheckpoint()
+                journal.write(st)
+                checkpoint = st.checkpoint
+            }
+            continuation.yield(.done(st, total ?? SweepStats(), complete))
             continuation.finish()
         }
 
         let gate = ScanGate(limit: max(1, scanner.configuration.concurrency))
         let scanner = self.scanner
         let finished = PairBox()
-        var final: (SweepCheckpoint, SweepStats)?
+        var final: (SweepJournal.State, SweepStats, Bool)?
         var stopping = stopped.load(ordering: .relaxed)
         // A discarding group: a finished scan's task is freed at once (a plain group keeps every
         // finished child, about 20 KB each, until its result is read, which the event loop below
@@ -183,8 +221,8 @@ public final class SweepScan: Sendable {
                 case .stop:
                     stopping = true
                     group.cancelAll()
-                case .done(let reached, let stats):
-                    final = (reached, stats)
+                case .done(let reached, let stats, let complete):
+                    final = (reached, stats, complete)
                 }
                 let now = Sweeper.nowNanos()
                 if now - lastReport > 100_000_000 {
@@ -196,14 +234,15 @@ public final class SweepScan: Sendable {
         await sweepTask.value
         control.withLock { $0 = nil }
         report()
-        let (reached, stats) = final ?? (base, SweepStats())
-        state.checkpoint = reached
+        let (reachedState, stats, complete) = final ?? (state, SweepStats(), false)
+        state = reachedState
+        let reached = state.checkpoint
         state.checkpoint.settled = true
         journal.write(state)
         report()
         var pairs = previousPairs + finished.pairs
         pairs.sort { ($0.resolver, $0.domain) < ($1.resolver, $1.domain) }
-        return SweepScanResult(stats: stats, checkpoint: reached, state: state,
+        return SweepScanResult(stats: stats, checkpoint: reached, state: state, complete: complete,
                                answers: answers.values.sorted { $0.value < $1.value }, pairs: pairs,
                                interrupted: stopped.load(ordering: .relaxed), resumedUnsettled: resumedUnsettled,
                                resumed: resumed, seconds: Double(Sweeper.nowNanos() - started) / 1e9)
@@ -215,6 +254,14 @@ extension ScanResult {
     public static func measured(pairs: [ScanPair], notTested: Int, queries: Int, interrupted: Bool) -> ScanResult {
         ScanResult(pairs: pairs, notTested: notTested, queries: queries, interrupted: interrupted)
     }
+}
+
+/// Addresses shared between the receiver thread and the pass loop.
+final class AddressSet: Sendable {
+    private let addresses: Mutex<Set<UInt32>>
+    init(_ initial: [UInt32]) { addresses = Mutex(Set(initial)) }
+    func insert(_ address: UInt32) { _ = addresses.withLock { $0.insert(address) } }
+    var all: Set<UInt32> { addresses.withLock { $0 } }
 }
 
 /// The pairs the scans of one run finished.

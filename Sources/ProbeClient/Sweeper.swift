@@ -1,23 +1,78 @@
 import Base
 import OSLayer
 import Foundation
-import Glibc
 import Synchronization
 
 /// Where a sweep is: the permutation position reached and the addresses sent so far.
 public struct SweepCheckpoint: Sendable, Hashable, Codable {
-    /// Every walk position below this one has been sent (or, written ahead, is about to be).
+    /// Every walk position below this one (of this shard) has been sent (or, written ahead, is
+    /// about to be), in the current pass.
     public var position: UInt64
-    /// Addresses sent below `position` (what `--sample` counts).
+    /// Addresses sent below `position` in the current pass (what `--sample` counts).
     public var emitted: UInt64
     /// True once the answers to everything below `position` have had their timeout: a resume from
     /// here loses nothing. False for the write-ahead checkpoints of a running sweep.
     public var settled: Bool
+    /// `--expand-neighbours`: the prefixes (network addresses) of this pass whose other addresses
+    /// were sent ahead of the walk; the walk skips them. nil: none.
+    public var expanded: [UInt32]?
 
-    public init(position: UInt64 = 0, emitted: UInt64 = 0, settled: Bool = true) {
+    public init(position: UInt64 = 0, emitted: UInt64 = 0, settled: Bool = true, expanded: [UInt32]? = nil) {
         self.position = position
         self.emitted = emitted
         self.settled = settled
+        self.expanded = expanded
+    }
+}
+
+/// One of N disjoint parts of a sweep's permutation (ZMap's `--shards N --shard I`): the walk
+/// positions p with p mod N = I. The N shards of one seed together walk every position once.
+public struct SweepShard: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// 0 ..< count.
+    public var index: UInt64
+    public var count: UInt64
+
+    public static let whole = SweepShard(index: 0, count: 1)
+
+    public init(index: UInt64, count: UInt64) {
+        self.index = index
+        self.count = count
+    }
+
+    /// `I/N` with 0 <= I < N <= 65536; nil otherwise.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let i = UInt64(parts[0]), let n = UInt64(parts[1]), n >= 1, n <= 65_536, i < n else { return nil }
+        self.init(index: i, count: n)
+    }
+
+    public var description: String { "\(index)/\(count)" }
+
+    /// The first position of this shard at or after `position`.
+    public func align(_ position: UInt64) -> UInt64 {
+        let r = position % count
+        return r <= index ? position - r + index : position - r + count + index
+    }
+
+    public func contains(position: UInt64) -> Bool { position % count == index }
+}
+
+/// What one pass walks: in a later pass, only what has not answered yet, and only as far as the
+/// first pass went (a `--sample` is the same subset in every pass).
+public struct SweepPassPlan: Sendable {
+    public var pass: Int
+    /// Addresses that answered in an earlier pass: not probed again.
+    public var skip: Set<UInt32>
+    /// Walk positions at or above this one are not walked (nil: the whole domain).
+    public var walkLimit: UInt64?
+    /// Addresses to send at most (`--sample`, first pass only; nil: no limit).
+    public var emitLimit: UInt64?
+
+    public init(pass: Int = 1, skip: Set<UInt32> = [], walkLimit: UInt64? = nil, emitLimit: UInt64? = nil) {
+        self.pass = pass
+        self.skip = skip
+        self.walkLimit = walkLimit
+        self.emitLimit = emitLimit
     }
 }
 
@@ -31,6 +86,10 @@ public struct SweepConfiguration: Sendable {
     /// Seconds the receiver keeps listening after the last probe.
     public var timeout: Double
     public var port: UInt16 = 53
+    public var shard: SweepShard = .whole
+    /// `--expand-neighbours /L`: the prefix length whose other addresses are swept first when one
+    /// of its addresses answers; nil: no expansion.
+    public var neighbourPrefix: Int?
 
     public init(ranges: SweepRanges, seed: UInt64, rate: Double, sample: UInt64? = nil, timeout: Double = 2) {
         self.ranges = ranges
@@ -40,8 +99,13 @@ public struct SweepConfiguration: Sendable {
         self.timeout = timeout
     }
 
-    /// How many addresses the sweep will send to in all.
-    public var planned: UInt64 { min(ranges.total, sample ?? .max) }
+    /// How many addresses the sweep will send to in its first pass (for a shard, the expected share).
+    public var planned: UInt64 {
+        let all = min(ranges.total, sample ?? .max)
+        return shard.count == 1 ? all : (all + shard.count - 1 - shard.index) / shard.count
+    }
+
+    public var permutation: SweepPermutation { SweepPermutation(count: ranges.total, seed: seed) }
 }
 
 /// What a sweep did, for the report.
@@ -54,8 +118,22 @@ public struct SweepStats: Sendable, Codable, Hashable {
     public var unmatched: UInt64 = 0
     /// Seconds from the first to the last probe of this run (the rate's denominator).
     public var sendSeconds: Double = 0
+    /// Probes sent to the neighbours of answering addresses (`--expand-neighbours`), in `sent`.
+    public var neighbourProbes: UInt64 = 0
     /// `sent - 1` over `sendSeconds`: the packet rate achieved.
     public var packetsPerSecond: Double? { sent > 1 && sendSeconds > 0 ? Double(sent - 1) / sendSeconds : nil }
+
+    /// This run's figures followed by `later`'s (a later pass of the same run).
+    public mutating func add(_ later: SweepStats) {
+        sent += later.sent
+        sendErrors += later.sendErrors
+        lastSendError = later.lastSendError ?? lastSendError
+        matched += later.matched
+        unmatched += later.unmatched
+        neighbourProbes += later.neighbourProbes
+        // The rate's denominator: the time spent sending in each pass, not the timeouts between them.
+        sendSeconds += later.sendSeconds
+    }
 }
 
 public struct SweepError: Error, Sendable, CustomStringConvertible {
@@ -69,63 +147,47 @@ public struct SweepError: Error, Sendable, CustomStringConvertible {
 public final class Sweeper: Sendable {
     public let configuration: SweepConfiguration
     public let probe: SweepProbe
-    private let fd: Int32
+    private let socket: UDPBatchSocket
     private let stopFlag = Atomic<Bool>(false)
     private let stats = Mutex(SweepStats())
+    /// `--expand-neighbours`: answering addresses not yet expanded, and the neighbours sent this pass.
+    private let neighbours = Mutex<(queue: [UInt32], sent: Set<UInt32>)>((queue: [], sent: []))
     private let clockStart: UInt64
 
     public init(configuration: SweepConfiguration, probe: SweepProbe) throws(SweepError) {
         self.configuration = configuration
         self.probe = probe
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { throw SweepError(description: "cannot open a UDP socket: \(String(cString: strerror(errno)))") }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        var size: Int32 = 8 << 20
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        do { socket = try UDPBatchSocket() } catch {
+            throw SweepError(description: "cannot open and bind a UDP socket: \(error)")
         }
-        guard bound == 0 else {
-            let why = String(cString: strerror(errno))
-            close(fd)
-            throw SweepError(description: "cannot bind a UDP socket: \(why)")
-        }
-        self.fd = fd
         clockStart = Self.nowNanos()
     }
-
-    deinit { close(fd) }
 
     /// Asks the sender to stop; the receiver still waits out the timeout of what was sent.
     public func stop() { stopFlag.store(true, ordering: .relaxed) }
 
     public var snapshot: SweepStats { stats.withLock { $0 } }
 
-    static func nowNanos() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
+    static func nowNanos() -> UInt64 { MonotonicClock.nanos() }
 
     private var millis: UInt16 { UInt16(truncatingIfNeeded: (Self.nowNanos() - clockStart) / 1_000_000) }
 
-    /// Sweeps from `start`, calling `onAnswer` (on the receiver thread) for each answer of ours and
-    /// `onCheckpoint` before each batch is sent (write-ahead, `settled` false) and once at the end
-    /// (settled, after the last timeout). Returns when both threads are done.
-    public func run(from start: SweepCheckpoint,
+    /// Sweeps one pass from `start`, calling `onAnswer` (on the receiver thread) for each answer of
+    /// ours and `onCheckpoint` before each batch is sent (write-ahead, `settled` false) and once at
+    /// the end (settled, after the last timeout). Returns when both threads are done, with this
+    /// pass's figures and whether the walk reached its end.
+    public func run(from start: SweepCheckpoint, plan: SweepPassPlan = SweepPassPlan(),
                     onAnswer: @escaping @Sendable (SweepAnswer) -> Void,
-                    onCheckpoint: @escaping @Sendable (SweepCheckpoint) -> Void) async -> (SweepCheckpoint, SweepStats) {
+                    onCheckpoint: @escaping @Sendable (SweepCheckpoint) -> Void) async -> (SweepCheckpoint, SweepStats, exhausted: Bool) {
+        stats.withLock { $0 = SweepStats() }
+        neighbours.withLock { $0 = (queue: [], sent: []) }
         let shared = RunState(start: start, now: Self.nowNanos())
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let finish: @Sendable () -> Void = {
                 if shared.remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { continuation.resume() }
             }
             let sender = Thread { [self] in
-                let reached = send(from: start, shared: shared, onCheckpoint: onCheckpoint)
+                let reached = send(from: start, plan: plan, shared: shared, onCheckpoint: onCheckpoint)
                 shared.final.withLock { $0 = reached }
                 shared.senderDone.store(true, ordering: .releasing)
                 finish()
@@ -138,163 +200,242 @@ public final class Sweeper: Sendable {
             receiver.start()
         }
         var reached = shared.final.withLock { $0 }
-        reached.settled = true
-        onCheckpoint(reached)
-        return (reached, snapshot)
+        reached.checkpoint.settled = true
+        onCheckpoint(reached.checkpoint)
+        return (reached.checkpoint, snapshot, reached.exhausted)
     }
+
+    /// Whether `address` was sent as a neighbour of an answering one in the current pass.
+    public func sentAsNeighbour(_ address: UInt32) -> Bool { neighbours.withLock { $0.sent.contains(address) } }
 
     /// What the two threads of one run share.
     private final class RunState: Sendable {
         let senderDone = Atomic<Bool>(false)
         let lastSend: Atomic<UInt64>
-        let final: Mutex<SweepCheckpoint>
+        let final: Mutex<(checkpoint: SweepCheckpoint, exhausted: Bool)>
         let remaining = Atomic<Int>(2)
         init(start: SweepCheckpoint, now: UInt64) {
             lastSend = Atomic(now)
-            final = Mutex(start)
+            final = Mutex((start, false))
         }
     }
 
-    private func send(from start: SweepCheckpoint, shared: RunState,
-                      onCheckpoint: @Sendable (SweepCheckpoint) -> Void) -> SweepCheckpoint {
-        let permutation = SweepPermutation(count: configuration.ranges.total, seed: configuration.seed)
-        let limit = configuration.planned
+    /// One address the walk chose: sent now, or already sent as a neighbour (counted, not sent again).
+    private struct Chosen {
+        var address: UInt32
+        var position: UInt64
+        var send: Bool
+    }
+
+    private func send(from start: SweepCheckpoint, plan: SweepPassPlan, shared: RunState,
+                      onCheckpoint: @Sendable (SweepCheckpoint) -> Void) -> (checkpoint: SweepCheckpoint, exhausted: Bool) {
+        let permutation = configuration.permutation
+        let ranges = configuration.ranges
+        let shard = configuration.shard
+        let limit = plan.emitLimit ?? .max
+        let end = min(permutation.domain, plan.walkLimit ?? .max)
         let rate = max(configuration.rate, 1)
         // 100 ms of probes per write-ahead checkpoint.
         let batchSize = max(16, Int(rate / 10))
-        var ids = SplitMix64(seed: configuration.seed ^ 0x4944_5320_5357_4550 ^ start.position)
-        var position = start.position
+        var pacer = SendPacer(rate: rate)
+        var ids = SplitMix64(seed: configuration.seed ^ 0x4944_5320_5357_4550 ^ start.position ^ UInt64(plan.pass) << 56)
+        var position = shard.align(start.position)
         var emitted = start.emitted
-        var sentHere: UInt64 = 0
-        var firstSend: UInt64 = 0
-        var scheduleBase: UInt64 = 0
-        var scheduled: UInt64 = 0
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = configuration.port.bigEndian
-        var batch: [UInt32] = []
+        var expanded = Set(start.expanded ?? [])
+        let mask: UInt32? = configuration.neighbourPrefix.map { $0 == 0 ? 0 : ~UInt32(0) << UInt32(32 - $0) }
+        // Probes go out in groups of at most half a millisecond's worth, one sendmmsg each.
+        let group = DatagramBatch(capacity: max(1, min(64, Int(rate / 2000))), slotSize: 512)
+        var batch: [Chosen] = []
         batch.reserveCapacity(batchSize)
-        walk: while emitted < limit, position < permutation.domain, !stopFlag.load(ordering: .relaxed) {
-            // Choose the batch, write the checkpoint past it, then send it.
+        var ahead: [UInt32] = []
+        var stopped = false
+        // Neighbours first: the rest of the prefix of each address that answered since the last
+        // batch, except what the walk has sent already (its position is below ours) and what it
+        // would not send (another shard's, answered in an earlier pass).
+        func expandNeighbours() {
+            ahead.removeAll(keepingCapacity: true)
+            guard let mask else { return }
+            let found = neighbours.withLock { n in
+                defer { n.queue.removeAll(keepingCapacity: true) }
+                return n.queue
+            }
+            for a in found where !expanded.contains(a & mask) {
+                let network = a & mask
+                expanded.insert(network)
+                for offset in 0..<(UInt64(~mask) + 1) {
+                    let b = UInt32(truncatingIfNeeded: UInt64(network) + offset)
+                    guard b != a, !plan.skip.contains(b), let index = ranges.index(of: b) else { continue }
+                    let p = permutation.position(of: index)
+                    guard p >= position, shard.contains(position: p) else { continue }
+                    ahead.append(b)
+                }
+            }
+        }
+        func sendAhead() {
+            guard !ahead.isEmpty else { return }
+            neighbours.withLock { n in n.sent.formUnion(ahead) }
+            var sentAhead: UInt64 = 0
+            for target in ahead {
+                if stopFlag.load(ordering: .relaxed) { break }
+                if enqueue(target, into: group, ids: &ids) { sentAhead += 1 }
+                if group.count == group.capacity { flush(group, pacer: &pacer, shared: shared) }
+            }
+            flush(group, pacer: &pacer, shared: shared)
+            stats.withLock { $0.neighbourProbes += sentAhead }
+        }
+        walk: while emitted < limit, position < end, !stopFlag.load(ordering: .relaxed) {
+            expandNeighbours()
+            // Choose the batch, write the checkpoint past it, then send the neighbours and the batch.
             batch.removeAll(keepingCapacity: true)
             var next = position
-            while batch.count < batchSize, emitted + UInt64(batch.count) < limit, next < permutation.domain {
-                if let index = permutation.value(at: next) { batch.append(configuration.ranges.address(at: index)) }
-                next += 1
-            }
-            onCheckpoint(SweepCheckpoint(position: next, emitted: emitted + UInt64(batch.count), settled: false))
-            var walked = position
-            var sentOfBatch = 0
-            for target in batch {
-                if stopFlag.load(ordering: .relaxed) { break }
-                // Pace: probe n of this run goes out no earlier than n / rate seconds after the first.
-                // A sender that fell behind (a busy CPU) does not catch up in a burst: the schedule
-                // restarts from now, so no stretch of the sweep goes faster than --rate.
-                let now = Self.nowNanos()
-                if sentHere == 0 { firstSend = now; scheduleBase = now; scheduled = 0 }
-                var due = scheduleBase + UInt64(Double(scheduled) / rate * 1e9)
-                if now > due + 10_000_000 {
-                    scheduleBase = now
-                    scheduled = 0
-                    due = now
-                }
-                scheduled += 1
-                if due > now + 200_000 {
-                    var ts = timespec(tv_sec: Int((due - now) / 1_000_000_000), tv_nsec: Int((due - now) % 1_000_000_000))
-                    var rest = timespec()
-                    _ = try? SystemCall.retryingInterrupts {
-                        let result = nanosleep(&ts, &rest)
-                        ts = rest
-                        return result
+            var counted = emitted
+            while batch.count < batchSize, counted < limit, next < end {
+                if let index = permutation.value(at: next) {
+                    let target = ranges.address(at: index)
+                    if !plan.skip.contains(target) {
+                        let early = mask.map { expanded.contains(target & $0) } ?? false
+                        batch.append(Chosen(address: target, position: next, send: !early))
+                        counted += 1
                     }
                 }
-                guard let query = probe.query(for: target, millis: millis, id: UInt16(truncatingIfNeeded: ids.next())) else {
-                    // Cannot happen for a valid zone; counted as walked so the batch stays whole.
-                    sentOfBatch += 1
-                    continue
-                }
-                address.sin_addr.s_addr = target.bigEndian
-                transmit(query, to: &address)
-                sentHere += 1
-                sentOfBatch += 1
-                shared.lastSend.store(Self.nowNanos(), ordering: .releasing)
+                next += shard.count
             }
-            if sentOfBatch < batch.count {
-                // Stopped inside the batch: find the walk position just after the last address sent.
-                var counted = 0
-                while walked < next, counted < sentOfBatch {
-                    if permutation.value(at: walked) != nil { counted += 1 }
-                    walked += 1
+            onCheckpoint(SweepCheckpoint(position: next, emitted: counted, settled: false,
+                                         expanded: mask == nil ? nil : expanded.sorted()))
+            sendAhead()
+            var done = 0
+            for chosen in batch {
+                if stopFlag.load(ordering: .relaxed) { break }
+                if chosen.send {
+                    _ = enqueue(chosen.address, into: group, ids: &ids)
+                    if group.count == group.capacity { flush(group, pacer: &pacer, shared: shared) }
                 }
-                position = walked
-                emitted += UInt64(sentOfBatch)
+                done += 1
+            }
+            flush(group, pacer: &pacer, shared: shared)
+            if done < batch.count {
+                // Stopped inside the batch: resume at the first address not sent.
+                position = batch[done].position
+                emitted += UInt64(done)
+                stopped = true
                 break walk
             }
             position = next
-            emitted += UInt64(batch.count)
+            emitted = counted
         }
-        let seconds = sentHere > 1 ? Double(shared.lastSend.load(ordering: .acquiring) - firstSend) / 1e9 : 0
-        stats.withLock { $0.sendSeconds = seconds }
-        return SweepCheckpoint(position: position, emitted: emitted, settled: false)
-    }
-
-    private func transmit(_ query: [UInt8], to address: inout sockaddr_in) {
-        while true {
-            let code: Int32
-            do {
-                _ = try SystemCall.retryingInterrupts {
-                    query.withUnsafeBytes { buffer in
-                        withUnsafePointer(to: &address) {
-                            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                                sendto(fd, buffer.baseAddress, buffer.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                            }
-                        }
-                    }
-                }
-                stats.withLock { $0.sent += 1 }
-                return
-            } catch {
-                code = error.rawValue
-            }
-            if code == EAGAIN || code == ENOBUFS {
-                // The send buffer is full: wait for room rather than drop the probe.
-                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&p, 1, 10)
+        // The walk is done; the neighbours of the last answers are still to come, until a
+        // --timeout passes with none.
+        let grace = UInt64(configuration.timeout * 1e9)
+        while mask != nil, !stopped, !stopFlag.load(ordering: .relaxed) {
+            guard neighbours.withLock({ !$0.queue.isEmpty }) else {
+                if Self.nowNanos() > shared.lastSend.load(ordering: .acquiring) + grace { break }
+                MonotonicClock.sleep(nanoseconds: 5_000_000)
                 continue
             }
-            stats.withLock {
-                $0.sent += 1
-                $0.sendErrors += 1
-                $0.lastSendError = String(cString: strerror(code))
-            }
-            return
+            expandNeighbours()
+            onCheckpoint(SweepCheckpoint(position: position, emitted: emitted, settled: false, expanded: expanded.sorted()))
+            sendAhead()
         }
+        let seconds = pacer.sent > 1 ? Double(shared.lastSend.load(ordering: .acquiring) - pacer.first) / 1e9 : 0
+        stats.withLock { $0.sendSeconds = seconds }
+        let exhausted = !stopped && !stopFlag.load(ordering: .relaxed) && (emitted >= limit || position >= end)
+        return (SweepCheckpoint(position: position, emitted: emitted, settled: false,
+                                expanded: mask == nil ? nil : expanded.sorted()), exhausted)
+    }
+
+    /// Builds the probe for `target` into the group; false when no probe could be built (cannot
+    /// happen for a valid zone).
+    private func enqueue(_ target: UInt32, into group: DatagramBatch, ids: inout SplitMix64) -> Bool {
+        let id = UInt16(truncatingIfNeeded: ids.next())
+        let now = millis
+        return group.append(to: target, port: configuration.port) { slot in probe.write(for: target, millis: now, id: id, into: slot) }
+    }
+
+    /// Sends the group when it is due (paced as one probe each), waiting for room in the socket's
+    /// buffer rather than dropping a probe; empties it.
+    private func flush(_ group: DatagramBatch, pacer: inout SendPacer, shared: RunState) {
+        guard group.count > 0 else { return }
+        pacer.wait(count: group.count)
+        var start = 0
+        var taken: UInt64 = 0
+        while start < group.count {
+            do {
+                let n = try socket.send(group, from: start)
+                start += n
+                taken += UInt64(n)
+            } catch {
+                if error == .wouldBlock || error == .noBufferSpace {
+                    _ = socket.wait(readable: false, milliseconds: 10)
+                    continue
+                }
+                // This probe failed (counted as sent with an error); the rest of the group goes on.
+                stats.withLock {
+                    $0.sent += 1
+                    $0.sendErrors += 1
+                    $0.lastSendError = "\(error)"
+                }
+                start += 1
+                continue
+            }
+        }
+        stats.withLock { $0.sent += taken }
+        shared.lastSend.store(Self.nowNanos(), ordering: .releasing)
+        group.removeAll()
     }
 
     private func receive(shared: RunState, onAnswer: @Sendable (SweepAnswer) -> Void) {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let batch = DatagramBatch(capacity: 64, slotSize: 4096)
         let grace = UInt64(configuration.timeout * 1e9)
         while true {
             if shared.senderDone.load(ordering: .acquiring), Self.nowNanos() > shared.lastSend.load(ordering: .acquiring) + grace { return }
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 20) > 0 else { continue }
+            guard socket.wait(readable: true, milliseconds: 20) else { continue }
             while true {
-                var from = sockaddr_in()
-                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-                let count = buffer.withUnsafeMutableBytes { raw in
-                    withUnsafeMutablePointer(to: &from) {
-                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, raw.baseAddress, raw.count, 0, $0, &length) }
+                do { try socket.receive(into: batch) } catch { break }
+                guard batch.count > 0 else { break }
+                var matched: UInt64 = 0
+                for i in 0..<batch.count {
+                    let datagram = Array(batch.payload(i))
+                    guard !datagram.isEmpty, let answer = probe.match(datagram, source: batch.peer(i), millis: millis) else { continue }
+                    matched += 1
+                    if configuration.neighbourPrefix != nil, answer.answering {
+                        neighbours.withLock { $0.queue.append(answer.value) }
                     }
-                }
-                guard count > 0 else { break }
-                let source = UInt32(bigEndian: from.sin_addr.s_addr)
-                if let answer = probe.match(Array(buffer[0..<count]), source: source, millis: millis) {
-                    stats.withLock { $0.matched += 1 }
                     onAnswer(answer)
-                } else {
-                    stats.withLock { $0.unmatched += 1 }
+                }
+                let all = UInt64(batch.count)
+                stats.withLock {
+                    $0.matched += matched
+                    $0.unmatched += all - matched
                 }
             }
         }
+    }
+}
+
+/// Paces the sender: probe n of a run goes out no earlier than n / rate seconds after the first.
+/// A sender that fell behind (a busy CPU) does not catch up in a burst: the schedule restarts from
+/// now, so no stretch of the sweep goes faster than --rate.
+struct SendPacer {
+    let rate: Double
+    private(set) var sent: UInt64 = 0
+    private(set) var first: UInt64 = 0
+    private var base: UInt64 = 0
+    private var scheduled: UInt64 = 0
+
+    init(rate: Double) { self.rate = rate }
+
+    /// Waits until the next `count` probes are due (they go out together).
+    mutating func wait(count: Int = 1) {
+        let now = Sweeper.nowNanos()
+        if sent == 0 { first = now; base = now; scheduled = 0 }
+        sent += UInt64(count)
+        var due = base + UInt64(Double(scheduled) / rate * 1e9)
+        if now > due + 10_000_000 {
+            base = now
+            scheduled = 0
+            due = now
+        }
+        scheduled += UInt64(count)
+        if due > now + 200_000 { MonotonicClock.sleep(nanoseconds: due - now) }
     }
 }

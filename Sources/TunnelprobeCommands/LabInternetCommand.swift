@@ -40,6 +40,9 @@ extension LabCommand {
         @Option(help: "Fraction of the addresses that answer (0-0.5); the behaviours keep their shares of it (60 % honest, 10 % each hijacker, lossy, rate-limited, slow).")
         var answering = 0.02
 
+        @Option(help: "Probability (0-1) that a lossy host drops a query (default 0.3; 0 makes the lossy hosts reliable, for tests that compare two sweeps address by address).")
+        var lossRate = 0.3
+
         @Flag(name: .shortAndLong, help: "Log each step and command to stderr.")
         var verbose = false
 
@@ -48,6 +51,7 @@ extension LabCommand {
 
         func validate() throws {
             guard (0...0.5).contains(answering) else { throw ValidationError("--answering must be in 0...0.5") }
+            guard (0...1).contains(lossRate) else { throw ValidationError("--loss-rate must be in 0...1") }
             do { _ = try DNSName(domain) } catch { throw ValidationError("--domain \(domain): \(error)") }
         }
 
@@ -62,6 +66,7 @@ extension LabCommand {
             mix.lossy *= scale
             mix.rateLimited *= scale
             mix.slow *= scale
+            mix.lossRate = lossRate
             let zone = try DNSName(domain)
             let keyText = ProbeKey.generateHexText()
             let key: ProbeKey

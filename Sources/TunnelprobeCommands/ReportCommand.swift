@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ProbeClient
 import Reports
 
 struct ReportCommand: ParsableCommand {
@@ -169,12 +170,14 @@ struct ReportCommand: ParsableCommand {
 
         func run() throws {
             var scans: [ScanReport] = []
+            var sweeps: [SweepShardMerge.Part] = []
             for argument in directories {
                 let dir = try ReportCommand.load(argument)
                 guard let scan = dir.scanReport else {
                     throw fail("\(dir.path): no readable scan.json\(dir.problems.isEmpty ? "" : " (\(dir.problems.joined(separator: "; ")))")", Exit.badInput)
                 }
                 scans.append(scan)
+                if let part = SweepReport.shardPart(directory: dir.path) { sweeps.append(part) }
             }
             let id = ReportWriter.runID(kind: "merge")
             let run = RunInfo(id: id, version: toolVersion, commandLine: CommandLine.arguments,
@@ -183,9 +186,26 @@ struct ReportCommand: ParsableCommand {
             let merged: ScanReport
             do { merged = try ScanReport.merged(scans, run: run) } catch { throw fail("\(error)", Exit.badInput) }
             let dir = out ?? "reports/\(id)"
+            var joined: SweepShardMerge.Merged?
+            if !sweeps.isEmpty, sweeps.count == scans.count {
+                do { joined = try SweepShardMerge.merge(sweeps) } catch { throw fail("\(error)", Exit.badInput) }
+            }
             do {
                 let json = try ReportWriter.json(merged)
-                try ReportWriter.write([("scan.json", json), ("scan.md", merged.markdown())] + merged.engineExportFiles(), to: dir)
+                var files = [("scan.json", json), ("scan.md", merged.markdown())] + merged.engineExportFiles()
+                // Sweeps (every input has sweep.json): their answering sets joined, and what the
+                // merged scan accepted, as `sweep` writes them.
+                if let joined {
+                    let accepted = Set(merged.pairs.filter(\.usable).map { $0.resolver.split(separator: ":").first.map(String.init) ?? $0.resolver })
+                    let sweepJSON = try ReportWriter.json(joined)
+                    files += [("sweep.json", sweepJSON),
+                              ("answering.txt", joined.answering.map { $0 + "\n" }.joined()),
+                              ("accepted.txt", SweepReport.addressLines(accepted))]
+                    if !joined.missingShards.isEmpty, !common.quiet {
+                        print("warning: shards \(joined.missingShards.map(String.init).joined(separator: ", ")) of \(joined.shardCount) are missing")
+                    }
+                }
+                try ReportWriter.write(files, to: dir)
                 try RunDirectory.load(dir).render()
                 if common.json { print(json, terminator: "") }
             } catch {

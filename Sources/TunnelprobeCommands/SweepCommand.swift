@@ -1,5 +1,6 @@
 import ArgumentParser
 import Base
+import Crypto
 import DNSWire
 import EngineModels
 import Foundation
@@ -25,10 +26,14 @@ struct SweepCommand: AsyncParsableCommand {
         are matched without any state per address: memory is the same for a /24 and a /8. Every \
         address that answers (anything but REFUSED) goes at once to the staged MTU scan of `scan` \
         (reachability, honesty, upload, download, confirmation), for every --domain, while the sweep \
-        goes on. A lossy resolver whose one sweep probe is lost is not found: a sweep trades that \
-        for speed (run it again with another --seed to sample again).
+        goes on. A lossy resolver whose one sweep probe is lost is not found in that pass: --passes N \
+        probes what did not answer again, in the same order. --expand-neighbours /24 sweeps the rest \
+        of an answering address's /24 first. --shard I/N sweeps one of N disjoint parts of the same \
+        permutation (one per machine); `report merge` joins them.
         Ranges: one entry per line, a.b.c.d/n, a.b.c.d-e.f.g.h or one address, # comments, anything \
-        after the first field ignored; overlaps are merged; no cap but --sample.
+        after the first field ignored (ipdeny.com zone files are such lists), or an RIR \
+        delegated-extended statistics file with --country CC; overlaps are merged; no cap but \
+        --sample. The report names each file with its SHA-256.
         Streams into the report directory as it goes: sweep.jsonl (every answer), pairs.jsonl (every \
         finished MTU scan), sweep.state (seed and position). After SIGINT or SIGTERM the sweep \
         stops sending, waits --timeout for the last answers, and exits 130; `--resume DIR` goes on \
@@ -38,12 +43,25 @@ struct SweepCommand: AsyncParsableCommand {
 
         Example:
           tunnelprobe sweep --ranges country.txt --domain t.example.com --key-file probe.key --rate 2000
+          tunnelprobe sweep --ranges delegated-ripencc-extended-latest --country IR --passes 3 --domain t.example.com --key-file probe.key
           tunnelprobe sweep --ranges country.txt --domain t.example.com --key-file probe.key --resume reports/sweep-...
         """
     )
 
-    @Option(name: .customLong("ranges"), help: "File of IPv4 ranges (CIDR, start-end or one address per line; repeatable).")
+    @Option(name: .customLong("ranges"), help: "File of IPv4 ranges: a list (CIDR, start-end or one address per line; ipdeny.com zone files are such lists) or an RIR delegated-extended statistics file (with --country); repeatable.")
     var rangeFiles: [String] = []
+
+    @Option(name: .customLong("country"), help: "Country code whose ipv4 records a delegated --ranges file gives (repeatable; ISO 3166 two letters, as the RIRs write them).")
+    var countries: [String] = []
+
+    @Option(help: "Passes over the ranges: each later pass probes again, in the same order, the addresses that did not answer (a host dropping 30 % of queries is found with probability 1 - 0.3^N).")
+    var passes: Int = 1
+
+    @Option(help: "Sweep only part I/N of the seeded permutation (0 <= I < N, ZMap's numbering): N runs with the same --seed and ranges, one per machine, together probe every address once; `report merge` joins their reports.")
+    var shard: String?
+
+    @Option(help: "When an address answers, sweep the rest of its prefix first (e.g. /24; 16 to 31), within the ranges.")
+    var expandNeighbours: String?
 
     @Option(name: .customLong("domain"), help: "Tunnel domain served by `tunnelprobe serve` (repeatable; the sweep probes under the first).")
     var domains: [String] = []
@@ -110,7 +128,22 @@ struct SweepCommand: AsyncParsableCommand {
         guard (0...100).contains(confirm) else { throw ValidationError("--confirm must be 0...100") }
         guard (0...1).contains(maxLoss) else { throw ValidationError("--max-loss must be in 0...1") }
         if resume != nil, out != nil { throw ValidationError("--resume DIR writes into DIR: leave out --out") }
+        for cc in countries where !(cc.count == 2 && cc.allSatisfy { $0.isASCII && $0.isLetter }) {
+            throw ValidationError("--country \(cc): give a two-letter country code")
+        }
+        guard (1...16).contains(passes) else { throw ValidationError("--passes must be 1...16") }
+        if let shard {
+            guard SweepShard(shard) != nil else { throw ValidationError("--shard must be I/N with 0 <= I < N <= 65536 (e.g. 0/4 ... 3/4)") }
+            if sample != nil { throw ValidationError("--shard and --sample together are not supported: shard the whole ranges") }
+        }
+        if expandNeighbours != nil, neighbourPrefix == nil { throw ValidationError("--expand-neighbours must be a prefix length /16 to /31 (e.g. /24)") }
         _ = try engines()
+    }
+
+    var neighbourPrefix: Int? {
+        guard let text = expandNeighbours else { return nil }
+        guard let n = Int(text.hasPrefix("/") ? String(text.dropFirst()) : text), (16...31).contains(n) else { return nil }
+        return n
     }
 
     func engines() throws -> [Engine] {
@@ -132,15 +165,26 @@ struct SweepCommand: AsyncParsableCommand {
         }
         var blocks: [SweepRanges.Block] = []
         var issues: [ResolverList.Issue] = []
+        var rangeFileList: [SweepRangeFile] = []
+        let chosen = Set(countries.map { $0.uppercased() })
         for file in rangeFiles {
             guard let data = FileManager.default.contents(atPath: file) else { throw fail("--ranges \(file): cannot read the file", Exit.badInput) }
-            let parsed = SweepRanges(bytes: Array(data), source: file)
+            let digest = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+            let parsed = SweepRanges.load(bytes: Array(data), source: file, sha256: digest, countries: chosen)
+            if parsed.file.format == .delegated, chosen.isEmpty {
+                throw fail("--ranges \(file) is an RIR delegated file: choose its countries with --country CC", Exit.badInput)
+            }
             blocks += parsed.blocks
             issues += parsed.issues
+            rangeFileList.append(parsed.file)
+        }
+        if !chosen.isEmpty, !rangeFileList.contains(where: { $0.format == .delegated }) {
+            throw fail("--country applies to RIR delegated files, and no --ranges file is one", Exit.badInput)
         }
         let ranges = SweepRanges(blocks: blocks)
         for issue in issues { logger.warning("\(issue)") }
-        guard ranges.total > 0 else { throw fail("no IPv4 address in --ranges", Exit.badInput) }
+        guard ranges.total > 0 else { throw fail("no IPv4 address in --ranges\(chosen.isEmpty ? "" : " for --country \(chosen.sorted().joined(separator: ","))")", Exit.badInput) }
+        let shardPart = shard.flatMap(SweepShard.init) ?? .whole
 
         let run = CommandRun(kind: "sweep", out: resume ?? out)
         let journal: SweepJournal
@@ -155,6 +199,9 @@ struct SweepCommand: AsyncParsableCommand {
             guard previous.rangesDigest == digest else { throw fail("--resume: the ranges differ from the interrupted sweep's", Exit.badInput) }
             if let seed, seed != previous.seed { throw fail("--resume: --seed \(seed) differs from the sweep's \(previous.seed)", Exit.badInput) }
             if sample != previous.sample { throw fail("--resume: --sample differs from the interrupted sweep's", Exit.badInput) }
+            if (previous.shard ?? .whole) != shardPart { throw fail("--resume: --shard differs from the interrupted sweep's", Exit.badInput) }
+            if (previous.passes ?? 1) != passes { throw fail("--resume: --passes differs from the interrupted sweep's", Exit.badInput) }
+            if previous.neighbourPrefix != neighbourPrefix { throw fail("--resume: --expand-neighbours differs from the interrupted sweep's", Exit.badInput) }
             previous.runs += 1
             state = previous
         } else {
@@ -164,6 +211,10 @@ struct SweepCommand: AsyncParsableCommand {
             state = SweepJournal.State(seed: seed ?? UInt64.random(in: 0...UInt64.max), salt: UInt16.random(in: 0...UInt16.max),
                                        rangesDigest: digest, rangesTotal: ranges.total, sample: sample,
                                        checkpoint: SweepCheckpoint(), runs: 1)
+            state.passes = passes
+            state.pass = 1
+            state.shard = shardPart
+            state.neighbourPrefix = neighbourPrefix
         }
 
         var configuration = ScanConfiguration(resolvers: [], domains: zones)
@@ -184,7 +235,9 @@ struct SweepCommand: AsyncParsableCommand {
         let prober = Prober(engine: engine, key: key, encoding: configuration.encoding, timeout: configuration.timeout,
                             pacer: perResolverQps > 0 ? Pacer(queriesPerSecond: perResolverQps) : nil)
         let scanner = Scanner(configuration: configuration, prober: prober)
-        let sweepConfiguration = SweepConfiguration(ranges: ranges, seed: state.seed, rate: rate, sample: sample, timeout: timeout)
+        var sweepConfiguration = SweepConfiguration(ranges: ranges, seed: state.seed, rate: rate, sample: sample, timeout: timeout)
+        sweepConfiguration.shard = shardPart
+        sweepConfiguration.neighbourPrefix = neighbourPrefix
         let sweeper: Sweeper
         do {
             sweeper = try Sweeper(configuration: sweepConfiguration, probe: SweepProbe(prober: prober, zone: zones[0], salt: state.salt))
@@ -227,14 +280,15 @@ struct SweepCommand: AsyncParsableCommand {
                                         duration: result.seconds, engines: chosenEngines)
         document.input.listIssues = issues.map(\.description)
         var sweepDocument = SweepReport(result: result, configuration: sweepConfiguration, ranges: ranges, issues: issues)
+        sweepDocument.rangeFiles = rangeFileList
+        sweepDocument.vantage = info.vantage
         sweepDocument.peakRSSKiBBeforeReport = peakBeforeReport
         let scanJSON = try ReportWriter.json(document)
         let sweepJSON = try ReportWriter.json(sweepDocument)
         let accepted = result.pairs.filter(\.usable).map { $0.resolver.split(separator: ":").first.map(String.init) ?? $0.resolver }
         var files = [("scan.json", scanJSON), ("scan.md", document.markdown()), ("sweep.json", sweepJSON),
                      ("answering.txt", answering.map { $0.address + "\n" }.joined()),
-                     ("accepted.txt", Array(Set(accepted)).sorted { (SweepRanges.parseIPv4($0[...]) ?? 0) < (SweepRanges.parseIPv4($1[...]) ?? 0) }
-                        .map { $0 + "\n" }.joined())]
+                     ("accepted.txt", SweepReport.addressLines(Set(accepted)))]
         files += document.engineExportFiles()
         try run.finish(json: sweepJSON, files: files,
                        summary: sweepDocument.summaryLine + "\n" + document.summaryLine(directory: run.directory), common: common)
@@ -274,6 +328,39 @@ struct SweepReport: Codable {
     /// (which hold every measured pair), and when the sweep and its MTU scans ended.
     var peakRSSKiB: Int?
     var peakRSSKiBBeforeReport: Int?
+    /// Each --ranges file: its format, SHA-256 and, for a delegated file, the CIDRs per country.
+    var rangeFiles: [SweepRangeFile]?
+    /// Where this sweep ran from (a shard's vantage, kept by `report merge`).
+    var vantage: String?
+    /// The part of the permutation swept (`--shard I/N`); nil: all of it.
+    var shard: SweepShard?
+    /// The merged blocks' digest (as sweep.state has it): shards of one sweep share it.
+    var rangesDigest: String?
+    /// One entry per pass (`--passes`): addresses probed in it and the answers it added.
+    var passes: [Pass]?
+    /// `--expand-neighbours`: what sweeping the prefixes of answering addresses first found.
+    var neighbours: Neighbours?
+
+    struct Pass: Codable {
+        var pass: Int
+        /// Addresses probed in this pass (a later pass probes only what had not answered).
+        var probed: UInt64
+        /// Addresses whose first answer came in this pass, and of those, answering (not REFUSED).
+        var newAnswers: Int
+        var newAnswering: Int
+        var complete: Bool
+    }
+
+    struct Neighbours: Codable {
+        var prefixLength: Int
+        /// Probes sent to neighbours by this run.
+        var probesThisRun: UInt64
+        /// Answering addresses first probed as a neighbour of another.
+        var foundAsNeighbours: Int
+        /// Of those, the ones the walk would not have probed at all (past the --sample's end):
+        /// the hosts the expansion found beyond the sample.
+        var beyondSample: Int
+    }
 
     init(result: SweepScanResult, configuration: SweepConfiguration, ranges: SweepRanges, issues: [ResolverList.Issue]) {
         seed = configuration.seed
@@ -287,9 +374,33 @@ struct SweepReport: Codable {
         sentThisRun = result.stats.sent
         sendErrors = result.stats.sendErrors
         lastSendError = result.stats.lastSendError
-        swept = result.checkpoint.emitted
+        let state = result.state
+        let currentPass = max(1, state.pass ?? 1)
+        swept = state.passSent?.first ?? result.checkpoint.emitted
         position = result.checkpoint.position
-        complete = result.checkpoint.emitted >= configuration.planned && !result.interrupted
+        complete = result.complete && !result.interrupted
+        shard = configuration.shard == .whole ? nil : configuration.shard
+        rangesDigest = state.rangesDigest
+        var figures: [Pass] = []
+        for k in 1...max(1, state.passes ?? 1) {
+            let sent = state.passSent ?? []
+            let probed = k <= sent.count ? sent[k - 1] : (k == currentPass ? result.checkpoint.emitted : 0)
+            let added = result.answers.filter { ($0.pass ?? 1) == k }
+            figures.append(Pass(pass: k, probed: probed, newAnswers: added.count, newAnswering: added.filter(\.answering).count,
+                                complete: k <= sent.count))
+        }
+        passes = figures
+        if let prefix = configuration.neighbourPrefix {
+            let found = result.answers.filter { $0.viaNeighbour == true && $0.answering }
+            let permutation = configuration.permutation
+            let sampleEnd = state.firstPassEnd ?? (currentPass == 1 ? result.checkpoint.position : permutation.domain)
+            let beyond = configuration.sample == nil ? 0 : found.filter { answer in
+                guard let v = SweepRanges.parseIPv4(answer.address[...]), let index = ranges.index(of: v) else { return false }
+                return permutation.position(of: index) >= sampleEnd
+            }.count
+            neighbours = Neighbours(prefixLength: prefix, probesThisRun: result.stats.neighbourProbes,
+                                    foundAsNeighbours: found.count, beyondSample: beyond)
+        }
         runs = result.state.runs
         resumedUnsettled = result.resumedUnsettled
         answers = result.answers.count
@@ -304,6 +415,21 @@ struct SweepReport: Codable {
         peakRSSKiB = Self.peakRSS()
     }
 
+    /// Addresses one a line, in address order.
+    static func addressLines(_ addresses: Set<String>) -> String {
+        addresses.sorted { (SweepRanges.parseIPv4($0[...]) ?? 0) < (SweepRanges.parseIPv4($1[...]) ?? 0) }.map { $0 + "\n" }.joined()
+    }
+
+    /// A sweep's report directory as one shard for `report merge`; nil when it holds no sweep.
+    static func shardPart(directory: String) -> SweepShardMerge.Part? {
+        guard let data = FileManager.default.contents(atPath: directory + "/sweep.json"),
+              let report = try? JSONDecoder().decode(SweepReport.self, from: data),
+              let list = try? String(contentsOfFile: directory + "/answering.txt", encoding: .utf8) else { return nil }
+        return SweepShardMerge.Part(source: directory, vantage: report.vantage, seed: report.seed, shard: report.shard ?? .whole,
+                                    rangesDigest: report.rangesDigest, complete: report.complete,
+                                    answering: list.split(separator: "\n").map(String.init))
+    }
+
     static func peakRSS() -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
@@ -315,6 +441,13 @@ struct SweepReport: Codable {
     var summaryLine: String {
         let pps = packetsPerSecond.map { String(format: "%.0f", $0) } ?? "-"
         var s = "sweep: \(swept) of \(planned) addresses probed (\(pps) pps sent, --rate \(String(format: "%.0f", rate))), \(answering) answering, \(measured) measured, \(accepted) accepted, \(String(format: "%.1f", seconds)) s"
+        if let passes, passes.count > 1 {
+            s += "; passes: " + passes.map { "\($0.pass): +\($0.newAnswering)" }.joined(separator: ", ")
+        }
+        if let neighbours {
+            s += "; neighbours /\(neighbours.prefixLength): \(neighbours.foundAsNeighbours) found (\(neighbours.beyondSample) beyond the sample)"
+        }
+        if let shard { s += "; shard \(shard)" }
         if !complete { s += Style.warn(" [incomplete: resume with --resume]") }
         return s
     }

@@ -13,10 +13,10 @@ final class SimulatedInternetProcess {
     let process = Process()
     private(set) var namespace = ""
 
-    init(seed: UInt64, answering: Double) throws {
+    init(seed: UInt64, answering: Double, extra: [String] = []) throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("tp-sim-\(UUID().uuidString)").path
         process.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
-        process.arguments = ["lab", "internet", "--dir", dir, "--seed", String(seed), "--answering", String(answering)]
+        process.arguments = ["lab", "internet", "--dir", dir, "--seed", String(seed), "--answering", String(answering)] + extra
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         let deadline = Date().addingTimeInterval(30)

@@ -1,0 +1,161 @@
+import CSocketBatch
+public import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A non-blocking IPv4 UDP socket that sends and reads datagrams in batches, one `sendmmsg` or
+/// `recvmmsg` (Linux) per batch: the sweep's send path, where one `sendto` per probe was a system
+/// call per packet. Bound to an ephemeral port on every address; closed when released.
+public final class UDPBatchSocket: Sendable {
+    public let fd: Int32
+
+    /// `bufferBytes`: SO_SNDBUF and SO_RCVBUF asked for (the kernel may cap them).
+    public init(bufferBytes: Int32 = 8 << 20) throws(Errno) {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { throw Errno(rawValue: errno) }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        var size = bufferBytes
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            let code = Errno(rawValue: errno)
+            close(fd)
+            throw code
+        }
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// Sends `batch`'s datagrams from `start` on with one sendmmsg; returns how many the kernel
+    /// took (fewer when its buffer filled). Throws `.wouldBlock` when it took none for want of room,
+    /// `.noBufferSpace` likewise, any other error for the datagram at `start`.
+    public func send(_ batch: DatagramBatch, from start: Int) throws(Errno) -> Int {
+        guard start < batch.count else { return 0 }
+        let n = try SystemCall.retryingInterrupts {
+            tp_sendmmsg(fd, batch.headers + start, UInt32(batch.count - start), 0)
+        }
+        return Int(n)
+    }
+
+    /// Reads up to `batch.capacity` datagrams with one recvmmsg (not waiting); `batch.count` is how
+    /// many arrived (0 when none).
+    public func receive(into batch: DatagramBatch) throws(Errno) {
+        batch.prepareToReceive()
+        do {
+            let n = try SystemCall.retryingInterrupts {
+                tp_recvmmsg(fd, batch.headers, UInt32(batch.capacity), Int32(MSG_DONTWAIT))
+            }
+            batch.count = Int(n)
+        } catch {
+            batch.count = 0
+            if error != .wouldBlock { throw error }
+        }
+    }
+
+    /// Waits at most `milliseconds` for the socket to become readable (or writable); true when it is.
+    public func wait(readable: Bool, milliseconds: Int32) -> Bool {
+        var p = pollfd(fd: fd, events: Int16(readable ? POLLIN : POLLOUT), revents: 0)
+        return poll(&p, 1, milliseconds) > 0
+    }
+}
+
+/// Datagrams of one batch with their IPv4 peers, in memory that stays put while the kernel reads
+/// or fills it: `capacity` slots of `slotSize` bytes. Used by one thread at a time.
+public final class DatagramBatch {
+    public let capacity: Int
+    public let slotSize: Int
+    /// Datagrams in the batch (appended, or received).
+    public internal(set) var count = 0
+    let data: UnsafeMutableRawPointer
+    let iovecs: UnsafeMutablePointer<iovec>
+    let names: UnsafeMutablePointer<sockaddr_in>
+    let headers: UnsafeMutablePointer<tp_mmsghdr>
+
+    public init(capacity: Int, slotSize: Int) {
+        self.capacity = max(1, capacity)
+        self.slotSize = max(1, slotSize)
+        data = UnsafeMutableRawPointer.allocate(byteCount: self.capacity * self.slotSize, alignment: 16)
+        iovecs = .allocate(capacity: self.capacity)
+        names = .allocate(capacity: self.capacity)
+        headers = .allocate(capacity: self.capacity)
+        for i in 0..<self.capacity {
+            names[i] = sockaddr_in()
+            iovecs[i] = iovec(iov_base: data + i * self.slotSize, iov_len: self.slotSize)
+            var header = tp_mmsghdr()
+            header.msg_hdr.msg_name = UnsafeMutableRawPointer(names + i)
+            header.msg_hdr.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
+            header.msg_hdr.msg_iov = iovecs + i
+            header.msg_hdr.msg_iovlen = 1
+            headers[i] = header
+        }
+    }
+
+    deinit {
+        data.deallocate()
+        iovecs.deallocate()
+        names.deallocate()
+        headers.deallocate()
+    }
+
+    public func removeAll() { count = 0 }
+
+    /// Appends a datagram for `address` (host byte order) and `port`, its payload written by `fill`
+    /// into the slot (returning its length); false when the batch is full or `fill` returns nil.
+    public func append(to address: UInt32, port: UInt16, fill: (UnsafeMutableRawBufferPointer) -> Int?) -> Bool {
+        guard count < capacity else { return false }
+        let slot = UnsafeMutableRawBufferPointer(start: data + count * slotSize, count: slotSize)
+        guard let length = fill(slot), length > 0, length <= slotSize else { return false }
+        iovecs[count].iov_len = length
+        names[count].sin_family = sa_family_t(AF_INET)
+        names[count].sin_port = port.bigEndian
+        names[count].sin_addr.s_addr = address.bigEndian
+        headers[count].msg_hdr.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
+        count += 1
+        return true
+    }
+
+    /// Datagram `index` as received (or as appended).
+    public func payload(_ index: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: data + index * slotSize, count: min(slotSize, Int(headers[index].msg_len)))
+    }
+
+    /// The peer of datagram `index`, host byte order.
+    public func peer(_ index: Int) -> UInt32 { UInt32(bigEndian: names[index].sin_addr.s_addr) }
+
+    func prepareToReceive() {
+        for i in 0..<capacity {
+            iovecs[i].iov_len = slotSize
+            headers[i].msg_hdr.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
+            headers[i].msg_len = 0
+        }
+        count = 0
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds, and sleeping on it.
+public enum MonotonicClock {
+    public static func nanos() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    /// Sleeps `nanoseconds`, the rest again after a signal.
+    public static func sleep(nanoseconds: UInt64) {
+        var ts = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        var rest = timespec()
+        _ = try? SystemCall.retryingInterrupts {
+            let result = nanosleep(&ts, &rest)
+            ts = rest
+            return result
+        }
+    }
+}
