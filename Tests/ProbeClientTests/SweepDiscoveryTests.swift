@@ -115,6 +115,16 @@ import Testing
         #expect(r.index(of: 99) == nil && r.index(of: 110) == nil && r.index(of: 1005) == nil)
     }
 
+    /// A sweep without MTU scans over `configuration`, journalled in `dir`.
+    static func sweepOnly(_ configuration: SweepConfiguration, key: ProbeKey, zone: DNSName, salt: UInt16,
+                          dir: String) throws -> (SweepScan, SweepJournal) {
+        let prober = Prober(engine: QueryEngine(seed: 1), key: key)
+        let sweeper = try Sweeper(configuration: configuration, probe: SweepProbe(prober: prober, zone: zone, salt: salt))
+        let journal = try SweepJournal(directory: dir)
+        let scanner = Scanner(configuration: ScanConfiguration(resolvers: [], domains: [zone]), prober: prober)
+        return (SweepScan(sweeper: sweeper, scanner: scanner, journal: journal, measures: false), journal)
+    }
+
     /// Three passes over 64 loopback addresses against a responder that drops the first probe to
     /// each address and stays silent for a quarter of them: every other address is found in pass 2,
     /// each pass probes only what has not answered, and no address gets two probes in one pass
@@ -133,12 +143,8 @@ import Testing
         let ranges = SweepRanges(blocks: [.init(first: first, count: 64)])
         var configuration = SweepConfiguration(ranges: ranges, seed: 3, rate: 5000, timeout: 0.3)
         configuration.port = responder.port
-        let prober = Prober(engine: QueryEngine(seed: 1), key: key)
-        let sweeper = try Sweeper(configuration: configuration, probe: SweepProbe(prober: prober, zone: zone, salt: 11))
-        let journal = try SweepJournal(directory: dir)
+        let (scan, journal) = try Self.sweepOnly(configuration, key: key, zone: zone, salt: 11, dir: dir)
         defer { journal.close() }
-        let scanner = Scanner(configuration: ScanConfiguration(resolvers: [], domains: [zone]), prober: prober)
-        let scan = SweepScan(sweeper: sweeper, scanner: scanner, journal: journal, measures: false)
         var state = SweepJournal.State(seed: 3, salt: 11, rangesDigest: SweepJournal.digest(ranges), rangesTotal: 64,
                                        sample: nil, checkpoint: SweepCheckpoint(), runs: 1)
         state.passes = 3
@@ -194,12 +200,8 @@ extension SweepDiscoveryTests {
         var configuration = SweepConfiguration(ranges: ranges, seed: 12, rate: 5000, sample: 64, timeout: 0.3)
         configuration.port = responder.port
         configuration.neighbourPrefix = 24
-        let prober = Prober(engine: QueryEngine(seed: 1), key: key)
-        let sweeper = try Sweeper(configuration: configuration, probe: SweepProbe(prober: prober, zone: zone, salt: 12))
-        let journal = try SweepJournal(directory: dir)
+        let (scan, journal) = try Self.sweepOnly(configuration, key: key, zone: zone, salt: 12, dir: dir)
         defer { journal.close() }
-        let scanner = Scanner(configuration: ScanConfiguration(resolvers: [], domains: [zone]), prober: prober)
-        let scan = SweepScan(sweeper: sweeper, scanner: scanner, journal: journal, measures: false)
         let state = SweepJournal.State(seed: 12, salt: 12, rangesDigest: SweepJournal.digest(ranges), rangesTotal: 4096,
                                        sample: 64, checkpoint: SweepCheckpoint(), runs: 1)
         let result = await scan.run(state: state, resumed: false)
