@@ -133,15 +133,22 @@ if [ "${ZMAP:-1}" != 0 ]; then
   : > "$dir/zmap-block.txt"
   # A DNS query (id 0x1234, RD, one TXT question zmap.vpn.sim.test) as the UDP payload.
   python3 -c 'import struct,sys; q=struct.pack(">HHHHHH",0x1234,0x0100,1,0,0,0)+b"".join(bytes([len(l)])+l for l in b"zmap.vpn.sim.test".split(b"."))+b"\0"+struct.pack(">HH",16,1); open(sys.argv[1],"wb").write(q)' "$dir/query.bin"
+  # CPU seconds (user + system) a command used, written to $1: a figure the machine's load does not
+  # change the way it changes packets per second.
+  cpu() { local out=$1; shift; python3 -c 'import resource, subprocess, sys
+r = subprocess.run(sys.argv[2:]).returncode
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write(str(u.ru_utime + u.ru_stime))
+sys.exit(r)' "$out" "$@"; }
   truth_hosts=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["hosts"]))' "$dir/truth.json")
   echo "== ZMap vs sweep --sweep-only: 198.19.0.0/16 ($truth_hosts answering hosts), client namespace behind a veth; load $(cut -d' ' -f1-3 /proc/loadavg)"
   for r in 50000 200000 0; do
     zr=$r; tr=$r; label=$r
     [ "$r" = 0 ] && { tr=1000000; label=unlimited; }
-    ip netns exec "$clientns" zmap -M udp -p 53 --probe-args="file:$dir/query.bin" -i "tpzc${tag}c" -G "$gwmac" \
+    cpu "$dir/zmap-$label.cpu" ip netns exec "$clientns" zmap -M udp -p 53 --probe-args="file:$dir/query.bin" -i "tpzc${tag}c" -G "$gwmac" \
       -S 198.18.255.2 -w "$dir/zmap-allow.txt" -b "$dir/zmap-block.txt" -r "$zr" -c 1 -o "$dir/zmap-$label.csv" \
       -m "$dir/zmap-$label.json" 2>"$dir/zmap-$label.log" || { echo "zmap failed:"; tail -5 "$dir/zmap-$label.log"; }
-    ip netns exec "$clientns" "$bin" sweep --ranges "$dir/block.txt" --domain vpn.sim.test --key-file "$dir/key.hex" \
+    cpu "$dir/sweep-$label.cpu" ip netns exec "$clientns" "$bin" sweep --ranges "$dir/block.txt" --domain vpn.sim.test --key-file "$dir/key.hex" \
       --sweep-only --rate "$tr" --timeout 1 --seed "$seed" --out "$dir/sweep-$label" --quiet
     python3 - "$dir" "$label" <<'PY'
 import json, sys
@@ -159,8 +166,10 @@ s = json.load(open(f"{d}/sweep-{label}/sweep.json"))
 found = len(open(f"{d}/sweep-{label}/answering.txt").read().split())
 tpps = s["packetsPerSecond"]
 ratio = f"{tpps / zpps:.2f}" if zpps else "-"
-print(f"rate {label}: zmap {zpps or 0:.0f} pps, {zfound} hosts answered; sweep {tpps:.0f} pps (sent {s['sentThisRun']}), "
-      f"{found} answering; sweep/zmap pps {ratio}")
+zcpu = float(open(f"{d}/zmap-{label}.cpu").read()) / 65536 * 1e6
+tcpu = float(open(f"{d}/sweep-{label}.cpu").read()) / s["sentThisRun"] * 1e6
+print(f"rate {label}: zmap {zpps or 0:.0f} pps, {zfound} hosts answered, {zcpu:.1f} us CPU per probe; sweep {tpps:.0f} pps "
+      f"(sent {s['sentThisRun']}), {found} answering, {tcpu:.1f} us CPU per probe; sweep/zmap pps {ratio}, CPU per probe {tcpu / zcpu:.2f}")
 PY
   done
   ip netns del "$clientns"; clientns=""

@@ -92,7 +92,7 @@ public final class SweepScan: Sendable {
         let domains = scanner.configuration.domains
         let donePairs = Set(previousPairs.map { "\($0.resolver) \($0.domain)" })
         var backlog: [(Endpoint, DNSName)] = []
-        for answer in answers.values.sorted(by: { $0.value < $1.value }) where answer.answering && measures {
+        for answer in answers.sorted(by: { $0.key < $1.key }).map(\.value) where answer.answering && measures {
             let endpoint = Endpoint(address: IPAddress(answer.address)!, port: sweeper.configuration.port)
             for d in domains where !donePairs.contains("\(endpoint) \(d)") { backlog.append((endpoint, d)) }
         }
@@ -139,9 +139,11 @@ public final class SweepScan: Sendable {
                 let thisPass = pass
                 let (reached, stats, exhausted) = await sweeper.run(from: checkpoint, plan: plan, onAnswer: { found in
                     var answer = found
-                    answeredShared.insert(answer.value)
+                    // The address is read back from its text only when a later pass or the
+                    // neighbours need it: this runs on the receiver thread, beside the sender.
+                    if passes > 1 { answeredShared.insert(answer.value) }
                     answer.pass = thisPass
-                    if sweeper.sentAsNeighbour(answer.value) { answer.viaNeighbour = true }
+                    if sweeper.configuration.neighbourPrefix != nil, sweeper.sentAsNeighbour(answer.value) { answer.viaNeighbour = true }
                     continuation.yield(.answer(answer))
                 }, onCheckpoint: { c in
                     var s = current
@@ -243,7 +245,7 @@ public final class SweepScan: Sendable {
         var pairs = previousPairs + finished.pairs
         pairs.sort { ($0.resolver, $0.domain) < ($1.resolver, $1.domain) }
         return SweepScanResult(stats: stats, checkpoint: reached, state: state, complete: complete,
-                               answers: answers.values.sorted { $0.value < $1.value }, pairs: pairs,
+                               answers: answers.sorted { $0.key < $1.key }.map(\.value), pairs: pairs,
                                interrupted: stopped.load(ordering: .relaxed), resumedUnsettled: resumedUnsettled,
                                resumed: resumed, seconds: Double(Sweeper.nowNanos() - started) / 1e9)
     }
