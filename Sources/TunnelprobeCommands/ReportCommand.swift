@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Reports
+import Results
 
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -7,6 +7,7 @@ import NIOCore
 import ProbeClient
 import ProbeProtocol
 import Reports
+import Results
 
 /// `tunnelprobe sweep`: a stateless sweep of address ranges at a paced packet rate, and the staged
 /// MTU scan (`scan`'s pipeline) of every address that answers, started while the sweep goes on.
@@ -242,76 +243,7 @@ struct SweepCommand: AsyncParsableCommand {
     }
 }
 
-/// sweep.json: the sweep's own figures (the MTU scan's are in scan.json).
-struct SweepReport: Codable {
-    var schema = "tunnelprobe.sweep/1"
-    var seed: UInt64
-    var ranges: [String]
-    var rangeIssues: [String]
-    var addresses: UInt64
-    var planned: UInt64
-    var sample: UInt64?
-    var rate: Double
-    /// Probes sent per second by this run (first to last probe).
-    var packetsPerSecond: Double?
-    var sentThisRun: UInt64
-    var sendErrors: UInt64
-    var lastSendError: String?
-    var swept: UInt64
-    var position: UInt64
-    var complete: Bool
-    var runs: Int
-    var resumedUnsettled: Bool
-    var answers: Int
-    var answering: Int
-    /// Answers by what the echo probe found: "honest" (the responder's own answer) or the failure.
-    var answersByOutcome: [String: Int]
-    var unmatchedDatagrams: UInt64
-    var measured: Int
-    var accepted: Int
-    var seconds: Double
-    /// Peak resident memory of the process (VmHWM, /proc/self/status), KiB: with the reports built
-    /// (which hold every measured pair), and when the sweep and its MTU scans ended.
-    var peakRSSKiB: Int?
-    var peakRSSKiBBeforeReport: Int?
-
-    init(result: SweepScanResult, configuration: SweepConfiguration, ranges: SweepRanges, issues: [ResolverList.Issue]) {
-        seed = configuration.seed
-        self.ranges = ranges.blocks.map { "\(SweepRanges.describe($0.first))-\(SweepRanges.describe($0.last))" }
-        rangeIssues = issues.map(\.description)
-        addresses = ranges.total
-        planned = configuration.planned
-        sample = configuration.sample
-        rate = configuration.rate
-        packetsPerSecond = result.stats.packetsPerSecond
-        sentThisRun = result.stats.sent
-        sendErrors = result.stats.sendErrors
-        lastSendError = result.stats.lastSendError
-        swept = result.checkpoint.emitted
-        position = result.checkpoint.position
-        complete = result.checkpoint.emitted >= configuration.planned && !result.interrupted
-        runs = result.state.runs
-        resumedUnsettled = result.resumedUnsettled
-        answers = result.answers.count
-        answering = result.answers.filter(\.answering).count
-        var byOutcome: [String: Int] = [:]
-        for a in result.answers { byOutcome[a.failure?.rawValue ?? "honest", default: 0] += 1 }
-        answersByOutcome = byOutcome
-        unmatchedDatagrams = result.stats.unmatched
-        measured = result.pairs.count
-        accepted = result.pairs.filter(\.accepted).count
-        seconds = result.seconds
-        peakRSSKiB = Self.peakRSS()
-    }
-
-    static func peakRSS() -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "")
-        }
-        return nil
-    }
-
+extension SweepReport {
     var summaryLine: String {
         let pps = packetsPerSecond.map { String(format: "%.0f", $0) } ?? "-"
         var s = "sweep: \(swept) of \(planned) addresses probed (\(pps) pps sent, --rate \(String(format: "%.0f", rate))), \(answering) answering, \(measured) measured, \(accepted) accepted, \(String(format: "%.1f", seconds)) s"
