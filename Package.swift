@@ -57,8 +57,8 @@ let package = Package(
         .target(name: "Base", dependencies: ["CInetAddress"], swiftSettings: strict),
         // The Codable results the measuring modules produce and Reports renders: Base and Foundation only
         // (no NIO, pcap, Subprocess), so that rendering a report never pulls in a measuring module.
-        // So far: verify's and resilience's results (VerifyResult, ResilienceResult, UplinkPacket,
-        // EngineDiagnostics, FECPreset).
+        // Every report's types: scan (ScanReport, ScanPair, EngineScan and the engine figures), path
+        // (PathReport, PathAnalysis and its statistics), trace, simulate, rank, monitor, sweep, verify, resilience.
         .target(name: "Results", dependencies: ["Base"], swiftSettings: strict),
         // inet_pton alone, so that Base parses addresses as the kernel does without importing Glibc.
         .systemLibrary(name: "CInetAddress"),
@@ -84,7 +84,7 @@ let package = Package(
         .target(name: "DNSWire", swiftSettings: strict),
         // How each tunnel engine (MasterDnsVPN Go and Python, dnstt, slipstream, iodine) turns a pair's
         // measured name length and response sizes into the numbers its user types (docs/ENGINES.md).
-        .target(name: "EngineModels", dependencies: ["Base"], swiftSettings: strict),
+        .target(name: "EngineModels", dependencies: ["Base", "Results"], swiftSettings: strict),
         // The probe wire format shared by client and responder (docs/PROTOCOL.md), and MasterDnsVPN's
         // own MTU-test requests (`scan --server masterdnsvpn`).
         .target(
@@ -106,7 +106,7 @@ let package = Package(
         .target(
             name: "ProbeClient",
             dependencies: [
-                "Base", "OSLayer", "DNSWire", "ProbeProtocol", "PathMetrics", "Fates", "EngineModels",
+                "Base", "OSLayer", "Results", "DNSWire", "ProbeProtocol", "PathMetrics", "Fates", "EngineModels",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 // The TCP, DoT and DoH transports (Transports/).
@@ -118,10 +118,11 @@ let package = Package(
             ] + nio,
             swiftSettings: strict
         ),
-        // Pure path statistics: loss (RFC 7680, 3357, Gilbert), reordering (RFC 4737), delay (RFC 3550, 3393).
+        // A path stream's analysis from its records: loss (RFC 7680, 3357, Gilbert), reordering (RFC 4737),
+        // delay (RFC 3550, 3393) into Results' PathAnalysis; delay percentiles through HdrHistogram.
         .target(
             name: "PathMetrics",
-            dependencies: ["Base", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: ["Base", "Results", .product(name: "Histogram", package: "hdrhistogram-swift")],
             swiftSettings: strict
         ),
         // libpcap (Debian libpcap-dev) as a system library: offline reading, live capture, pcap writing.
@@ -132,7 +133,7 @@ let package = Package(
         .target(
             name: "TraceAnalysis",
             dependencies: [
-                "Base", "Capture", "Fates",
+                "Base", "Results", "Capture", "Fates",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -154,7 +155,7 @@ let package = Package(
         .target(
             name: "LinkSim",
             dependencies: [
-                "Base", "FEC", "Fates",
+                "Base", "Results", "FEC", "Fates",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -169,8 +170,9 @@ let package = Package(
             dependencies: ["Base", "OSLayer", "Results", "DNSWire", "ProbeProtocol", "Capture", "EngineModels"],
             swiftSettings: strict
         ),
-        // Versioned report documents, their Markdown and HTML renderings and engine exports.
-        .target(name: "Reports", dependencies: ["Base", "OSLayer", "Results", "EngineModels", "PathMetrics", "Fates", "LinkSim", "FEC", "TraceAnalysis", "ProbeClient"], swiftSettings: strict),
+        // Report documents' Markdown and HTML renderings, run directories, merge and compare: it renders
+        // Results and depends on no measuring module (no SwiftNIO, libpcap, ISA-L).
+        .target(name: "Reports", dependencies: ["Base", "OSLayer", "Results"], swiftSettings: strict),
         // The namespace testbed: client, resolver (real unbound), server, tunnel servers, impairment relay.
         .target(
             name: "Lab",
@@ -206,13 +208,13 @@ let package = Package(
         // What every test suite shares: the lab gate, the binary under test, golden files (Tests/TestSupport).
         .target(name: "TestSupport", dependencies: ["Base", "OSLayer"], path: "Tests/TestSupport"),
         .testTarget(name: "BaseTests", dependencies: ["Base"]),
-        .testTarget(name: "OSLayerTests", dependencies: ["OSLayer", "Base"]),
+        .testTarget(name: "OSLayerTests", dependencies: ["OSLayer", "Base", .product(name: "SystemPackage", package: "swift-system")]),
         // Rules over the test sources themselves: every lab suite is one `make check` skips (Makefile LAB_SUITES).
         .testTarget(name: "SuiteRulesTests"),
         // The commands' own flag handling, in process (`@testable import TunnelprobeCommands`).
-        .testTarget(name: "CommandLineTests", dependencies: ["TunnelprobeCommands", "Impairment", "Base", "Fates", "ProbeClient"]),
+        .testTarget(name: "CommandLineTests", dependencies: ["Results", "TunnelprobeCommands", "Impairment", "Base", "Fates", "ProbeClient"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
-        .testTarget(name: "EngineModelsTests", dependencies: ["EngineModels"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "EngineModelsTests", dependencies: ["Results", "EngineModels"], resources: [.copy("Fixtures")]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzEntries", "TestSupport"]),
         .testTarget(
             name: "ProbeProtocolTests",
@@ -220,23 +222,23 @@ let package = Package(
         ),
         .testTarget(
             name: "ProbeServerTests",
-            dependencies: ["ProbeServer", "ProbeProtocol", "DNSWire", "ProbeClient", "PathMetrics", "Reports", "Base", "Fates"] + nio
+            dependencies: ["Results", "ProbeServer", "ProbeProtocol", "DNSWire", "ProbeClient", "PathMetrics", "Reports", "Base", "Fates"] + nio
         ),
         // Fixtures/mdv-server: captures of the real MasterDnsVPN server, read by path (#filePath).
-        .testTarget(name: "ProbeClientTests", dependencies: ["ProbeClient", "EngineModels", "ProbeProtocol", "DNSWire", "Reports", "Base", "Fates"] + nio,
+        .testTarget(name: "ProbeClientTests", dependencies: ["Results", "ProbeClient", "EngineModels", "ProbeProtocol", "DNSWire", "Reports", "Base", "Fates"] + nio,
                     exclude: ["Fixtures"]),
-        .testTarget(name: "PathMetricsTests", dependencies: ["PathMetrics", "Base"]),
+        .testTarget(name: "PathMetricsTests", dependencies: ["Results", "PathMetrics", "Base"]),
         .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "Base"]),
-        .testTarget(name: "TraceAnalysisTests", dependencies: ["TraceAnalysis", "Capture", "Reports", "DNSWire", "Fates", "TestSupport"]),
+        .testTarget(name: "TraceAnalysisTests", dependencies: ["Results", "TraceAnalysis", "Capture", "Reports", "DNSWire", "Fates", "TestSupport"]),
         .testTarget(name: "FECTests", dependencies: ["FEC"]),
-        .testTarget(name: "LinkSimTests", dependencies: ["TestSupport", "LinkSim", "FEC", "Reports", "Base", "Fates"]),
+        .testTarget(name: "LinkSimTests", dependencies: ["Results", "TestSupport", "LinkSim", "FEC", "Reports", "Base", "Fates"]),
         .testTarget(name: "ImpairmentTests", dependencies: ["Impairment", "DNSWire", "Base", "Fates", "ProbeClient"] + nio),
         .testTarget(name: "TunnelVerifyTests", dependencies: ["TestSupport", "Base", "OSLayer", "Results", "TunnelVerify", "Lab", "Reports"], exclude: ["Golden"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ReportsTests", dependencies: ["TestSupport", "OSLayer", "Results", "Reports", "EngineModels", "PathMetrics", "Base", "TraceAnalysis", "ProbeClient", "TunnelVerify"], exclude: ["Golden"]),
         .testTarget(
             name: "LabTests",
-            dependencies: ["TestSupport", "Lab", "ProbeClient", "ProbeProtocol", "Reports", "EngineModels", "PathMetrics", "DNSWire", "Impairment", "Base", "Fates", "OSLayer"]
+            dependencies: ["Results", "TestSupport", "Lab", "ProbeClient", "ProbeProtocol", "Reports", "EngineModels", "PathMetrics", "DNSWire", "Impairment", "Base", "Fates", "OSLayer"]
         ),
     ]
 )

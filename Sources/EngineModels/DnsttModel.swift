@@ -1,3 +1,4 @@
+public import Results
 /// dnstt (www.bamsoftware.com/git/dnstt.git, upstream commit e5e873b, read from the
 /// tladesignz/dnstt mirror).
 ///

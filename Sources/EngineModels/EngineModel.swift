@@ -1,3 +1,4 @@
+public import Results
 /// An engine's arithmetic: from what tunnelprobe measured for a pair to the numbers the user types
 /// into that engine, and the texts the engine reads.
 ///

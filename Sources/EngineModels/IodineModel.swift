@@ -1,3 +1,4 @@
+public import Results
 /// iodine 0.7 (yarrick/iodine tag v0.7.0, commit 392b8e2), the version Debian ships.
 ///
 /// Upload is `-M`, the longest hostname iodine builds (10...255): data is encoded with the upstream

@@ -1,3 +1,4 @@
+public import Results
 /// The two texts both MasterDnsVPN editions read: `client_resolvers.txt` (one resolver per line:
 /// `ip`, `ip:port`, `[v6]:port`; `#` starts a comment; client_resolvers.simple in the Go tree,
 /// client_resolvers.simple.txt and client.py in the Python one) and the MTU keys of

@@ -1,3 +1,4 @@
+public import Results
 /// MasterDnsVPN, Go edition (masterking32/MasterDnsVPN, commit bc69a58).
 ///
 /// Upload: the whole frame (an 11-byte header for the MTU probe and for stream data, then the

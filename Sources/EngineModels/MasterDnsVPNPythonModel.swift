@@ -1,3 +1,4 @@
+public import Results
 /// MasterDnsVPN, Python edition (masterking32/MasterDnsVPN at 012b7d3, the parent of cbdf406 that
 /// moved it to python_edition/).
 ///

@@ -1,3 +1,4 @@
+public import Results
 /// What tunnelprobe's probes measured for one resolver-domain pair: the model's only input.
 ///
 /// The sizes are the resolver's, not any engine's: the longest query name that arrived intact and,

@@ -1,3 +1,4 @@
+public import Results
 /// slipstream (Mygod/slipstream-rust, commit c7b265c; EndPositive/slipstream at dd11646 uses the
 /// same two constants).
 ///

@@ -2,7 +2,6 @@ import Base
 import OSLayer
 public import DNSWire
 import Foundation
-import Glibc
 public import ProbeProtocol
 import ProbeServer
 import Synchronization
@@ -179,24 +178,19 @@ public final class SimulatedResponder: Sendable {
     /// Binds 0.0.0.0:53 with IP_PKTINFO in the calling thread's namespace and answers until `stop()`.
     /// Returns an error line when the socket cannot be set up.
     public func serve(ready: @Sendable () -> Void) -> String? {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { return "socket: \(String(cString: strerror(errno)))" }
-        defer { close(fd) }
-        var on: Int32 = 1
-        // IP_PKTINFO (8, <linux/in.h>): each datagram carries its destination address.
-        guard setsockopt(fd, Int32(IPPROTO_IP), 8, &on, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
-            return "IP_PKTINFO: \(String(cString: strerror(errno)))"
+        // IP_PKTINFO: each datagram carries its destination address, and each answer leaves from it.
+        let socket: PacketInfoSocket
+        do {
+            socket = try PacketInfoSocket.bind(port: 53, bufferBytes: 8 << 20)
+        } catch {
+            return error.description
         }
-        var size: Int32 = 8 << 20
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        let bound = IPSocketAddress(nil, port: 53).withSockaddr { bind(fd, $0, $1) }
-        guard bound == 0 else { return "bind 0.0.0.0:53: \(String(cString: strerror(errno)))" }
+        defer { socket.close() }
         ready()
 
         var rng = SplitMix64(seed: seed ^ 0x4C4F_5353)
         var buckets: [UInt32: (tokens: Double, at: UInt64)] = [:]
-        var delayed: [(due: UInt64, bytes: [UInt8], to: sockaddr_in, from: UInt32)] = []
+        var delayed: [(due: UInt64, bytes: [UInt8], to: IPSocketAddress, from: UInt32)] = []
         var delayedHead = 0
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var control = [UInt8](repeating: 0, count: 128)
@@ -206,8 +200,8 @@ public final class SimulatedResponder: Sendable {
             // Send the slow answers that are due.
             let now = Self.now()
             while delayedHead < delayed.count, delayed[delayedHead].due <= now {
-                var d = delayed[delayedHead]
-                Self.send(fd, d.bytes, to: &d.to, from: d.from)
+                let d = delayed[delayedHead]
+                socket.send(d.bytes, to: d.to, from: d.from)
                 delayedHead += 1
             }
             if delayedHead > 1024, delayedHead * 2 > delayed.count {
@@ -219,32 +213,11 @@ public final class SimulatedResponder: Sendable {
                 counts.withLock { $0 = snapshot }
                 lastTally = now
             }
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let wait = delayedHead < delayed.count ? Int32(max(1, min(20, (delayed[delayedHead].due - now) / 1_000_000))) : 20
-            guard poll(&p, 1, wait) > 0 else { continue }
+            guard socket.waitReadable(timeoutMs: wait) else { continue }
             while true {
-                var from = sockaddr_in()
-                var iov = iovec()
-                var header = msghdr()
-                let count = buffer.withUnsafeMutableBytes { data in
-                    control.withUnsafeMutableBytes { cbuf in
-                        withUnsafeMutablePointer(to: &from) { fromPointer in
-                            withUnsafeMutablePointer(to: &iov) { iovPointer in
-                                iovPointer.pointee.iov_base = data.baseAddress
-                                iovPointer.pointee.iov_len = data.count
-                                header.msg_name = UnsafeMutableRawPointer(fromPointer)
-                                header.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
-                                header.msg_iov = iovPointer
-                                header.msg_iovlen = 1
-                                header.msg_control = cbuf.baseAddress
-                                header.msg_controllen = cbuf.count
-                                return recvmsg(fd, &header, 0x40)  // MSG_DONTWAIT
-                            }
-                        }
-                    }
-                }
-                guard count > 0 else { break }
-                guard let destination = Self.pktinfoDestination(control, length: Int(header.msg_controllen)) else { continue }
+                guard let (count, from, arrivedAt) = socket.receive(into: &buffer, control: &control) else { break }
+                guard let destination = arrivedAt else { continue }
                 let (behaviour, limit) = SimulatedInternet.behaviour(of: destination, seed: seed, mix: mix)
                 tally[behaviour.rawValue, default: 0] += 1
                 let query = Array(buffer[0..<count])
@@ -277,7 +250,7 @@ public final class SimulatedResponder: Sendable {
                 if behaviour == .slow {
                     delayed.append((Self.now() + UInt64(mix.slowMs) * 1_000_000, answer, from, destination))
                 } else {
-                    Self.send(fd, answer, to: &from, from: destination)
+                    socket.send(answer, to: from, from: destination)
                 }
             }
         }
@@ -305,59 +278,5 @@ public final class SimulatedResponder: Sendable {
         return try? DNSMessage(header: header, questions: [question], answers: question.type == .txt ? [record] : []).serialized()
     }
 
-    static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
-    /// The header destination address of an IP_PKTINFO control message (struct cmsghdr is
-    /// {size_t len; int level; int type}, then struct in_pktinfo {int ifindex; in_addr spec_dst; in_addr addr}).
-    static func pktinfoDestination(_ control: [UInt8], length: Int) -> UInt32? {
-        var offset = 0
-        let headerSize = 16
-        while offset + headerSize <= min(length, control.count) {
-            let len = control.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: Int.self) }
-            let level = control.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 8, as: Int32.self) }
-            let type = control.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 12, as: Int32.self) }
-            guard len >= headerSize else { return nil }
-            if level == Int32(IPPROTO_IP), type == 8, offset + headerSize + 12 <= control.count {
-                let raw = control.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + headerSize + 8, as: UInt32.self) }
-                return UInt32(bigEndian: raw)
-            }
-            offset += (len + 7) & ~7
-        }
-        return nil
-    }
-
-    /// Sends `bytes` to `to` from the local address `from` (IP_PKTINFO ipi_spec_dst).
-    static func send(_ fd: Int32, _ bytes: [UInt8], to: inout sockaddr_in, from: UInt32) {
-        var control = [UInt8](repeating: 0, count: 32)
-        control.withUnsafeMutableBytes { c in
-            c.storeBytes(of: 28, toByteOffset: 0, as: Int.self)
-            c.storeBytes(of: Int32(IPPROTO_IP), toByteOffset: 8, as: Int32.self)
-            c.storeBytes(of: Int32(8), toByteOffset: 12, as: Int32.self)
-            c.storeBytes(of: from.bigEndian, toByteOffset: 20, as: UInt32.self)
-        }
-        var bytes = bytes
-        var iov = iovec()
-        var header = msghdr()
-        _ = bytes.withUnsafeMutableBytes { data in
-            control.withUnsafeMutableBytes { cbuf in
-                withUnsafeMutablePointer(to: &to) { toPointer in
-                    withUnsafeMutablePointer(to: &iov) { iovPointer in
-                        iovPointer.pointee.iov_base = data.baseAddress
-                        iovPointer.pointee.iov_len = data.count
-                        header.msg_name = UnsafeMutableRawPointer(toPointer)
-                        header.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
-                        header.msg_iov = iovPointer
-                        header.msg_iovlen = 1
-                        header.msg_control = cbuf.baseAddress
-                        header.msg_controllen = cbuf.count
-                        return sendmsg(fd, &header, 0)
-                    }
-                }
-            }
-        }
-    }
+    static func now() -> UInt64 { SystemCall.monotonicNanoseconds() }
 }

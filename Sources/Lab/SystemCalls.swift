@@ -1,14 +1,11 @@
 import Base
 import OSLayer
 import Foundation
-import Glibc
 
 /// Every raw system call the lab makes, in one place. Failures that matter come back as
 /// `LabError` naming the path and errno text.
 enum SystemCalls {
     static var isRoot: Bool { ProcessControl.isRoot }
-
-    static func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
 
     static func isExecutable(_ path: String) -> Bool { FileStatus.isExecutableFile(path) }
 
@@ -23,9 +20,9 @@ enum SystemCalls {
 
     /// Writes through a temporary file and `rename` so readers never see half a file; the file
     /// is created with `mode` from the start (the key must never be readable by others).
-    static func writeFile(_ path: String, _ contents: String, mode: mode_t) throws(LabError) {
+    static func writeFile(_ path: String, _ contents: String, mode: UInt32) throws(LabError) {
         do {
-            try AtomicFile.write(path, Array(contents.utf8), mode: UInt32(mode))
+            try AtomicFile.write(path, Array(contents.utf8), mode: mode)
         } catch {
             switch error {
             case .create(let temporary, let code): throw LabError(.commandFailed, "cannot create \(temporary): \(code)")
@@ -36,12 +33,14 @@ enum SystemCalls {
     }
 
     /// `mkdir -p`, with `mode` for the directories it creates.
-    static func makeDirectories(_ path: String, mode: mode_t) throws(LabError) {
+    static func makeDirectories(_ path: String, mode: UInt32) throws(LabError) {
         var current = ""
         for component in path.split(separator: "/") {
             current += "/" + component
-            if mkdir(current, mode) != 0, errno != EEXIST {
-                throw LabError(.commandFailed, "cannot create directory \(current): \(errnoText())")
+            do {
+                try SystemCall.makeDirectory(current, mode: mode)
+            } catch {
+                throw LabError(.commandFailed, "cannot create directory \(current): \(error)")
             }
         }
     }
@@ -71,7 +70,8 @@ enum SystemCalls {
 }
 
 /// An exclusive `flock` on a directory, held while a lab is built or torn down so that two
-/// `up`/`down` calls on one state root cannot interleave. Polls instead of blocking a thread.
+/// `up`/`down` calls on one state root cannot interleave. Polls instead of blocking a thread
+/// (`FileLock`, OSLayer).
 enum DirectoryLock {
     static func withLock<T>(
         on path: String,
@@ -79,17 +79,20 @@ enum DirectoryLock {
         timeout: Duration = .seconds(300),
         _ body: () async throws(LabError) -> T
     ) async throws(LabError) -> T {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw LabError(.commandFailed, "cannot open \(path) to lock it: \(SystemCalls.errnoText())")
+        let lock: FileLock
+        do {
+            lock = try FileLock.openDirectory(path)
+        } catch {
+            throw LabError(.commandFailed, "cannot open \(path) to lock it: \(error)")
         }
-        defer { close(fd) }  // closing the descriptor drops the lock
+        defer { lock.close() }  // closing the descriptor drops the lock
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            guard code == EWOULDBLOCK || code == EINTR else {
-                throw LabError(.commandFailed, "cannot lock \(path): \(SystemCalls.errnoText(code))")
+        while true {
+            do {
+                if try lock.tryLockExclusive() { break }
+            } catch {
+                throw LabError(.commandFailed, "cannot lock \(path): \(error)")
             }
             guard clock.now < deadline else {
                 throw LabError(.commandFailed, "cannot lock \(path): another lab up or down has held it for \(timeout)")
@@ -106,48 +109,46 @@ enum DirectoryLock {
 enum NamespaceSocket {
     /// A non-blocking IPv4 UDP socket created inside the namespace mounted at `namespacePath`.
     static func udp(namespacePath: String) throws(LabError) -> Int32 {
-        let made: (fd: Int32, errno: Int32)
         do {
-            made = try NetworkNamespace.runBlocking(in: namespacePath) { () -> (fd: Int32, errno: Int32) in
-                let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-                return (fd, fd < 0 ? errno : 0)
-            }
+            return try BlockingSocket.open(.udp, for: IPSocketAddress(nil, port: 0), nonBlocking: true, inNamespace: namespacePath).descriptor
         } catch {
             switch error {
-            case .open(let code): throw LabError(.notUp, "cannot open network namespace \(namespacePath): \(code)")
-            case .enter(let code): throw LabError(.commandFailed, "cannot create a socket in \(namespacePath): setns: \(code)")
+            case .namespace(.open(let code)): throw LabError(.notUp, "cannot open network namespace \(namespacePath): \(code)")
+            case .namespace(.enter(let code)): throw LabError(.commandFailed, "cannot create a socket in \(namespacePath): setns: \(code)")
+            case .socket(let code): throw LabError(.commandFailed, "cannot create a socket in \(namespacePath): socket: \(code)")
             }
         }
-        guard made.fd >= 0 else {
-            throw LabError(.commandFailed, "cannot create a socket in \(namespacePath): socket: \(SystemCalls.errnoText(made.errno))")
-        }
-        return made.fd
     }
 
     static func bind(_ fd: Int32, address: String, port: Int) throws(LabError) {
         let socketAddress = try makeAddress(address, port: port)
-        let result = socketAddress.withSockaddr { Glibc.bind(fd, $0, $1) }
-        guard result == 0 else { throw LabError(.commandFailed, "cannot bind \(address):\(port): \(SystemCalls.errnoText())") }
+        do {
+            try BlockingSocket(descriptor: fd).bind(to: socketAddress)
+        } catch {
+            throw LabError(.commandFailed, "cannot bind \(address):\(port): \(error)")
+        }
     }
 
     static func send(_ fd: Int32, _ bytes: [UInt8], to address: String, port: Int) throws(LabError) {
         let socketAddress = try makeAddress(address, port: port)
-        let sent = bytes.withUnsafeBytes { buffer in
-            socketAddress.withSockaddr { sendto(fd, buffer.baseAddress, buffer.count, 0, $0, $1) }
+        let sent: Int
+        do {
+            sent = try BlockingSocket(descriptor: fd).send(bytes, to: socketAddress)
+        } catch {
+            throw LabError(.commandFailed, "cannot send to \(address):\(port): \(error)")
         }
-        guard sent == bytes.count else { throw LabError(.commandFailed, "cannot send to \(address):\(port): \(SystemCalls.errnoText())") }
+        guard sent == bytes.count else { throw LabError(.commandFailed, "cannot send to \(address):\(port): \(sent) of \(bytes.count) bytes sent") }
     }
 
     /// One datagram if one is waiting, with the address and port it came from.
     static func receive(_ fd: Int32) -> (bytes: [UInt8], address: String, port: Int)? {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        guard let (count, source) = try? buffer.withUnsafeMutableBytes({ try IPSocketAddress.receive(fd, into: $0, flags: Int32(MSG_DONTWAIT)) }) else {
+        guard let (bytes, source) = try? BlockingSocket(descriptor: fd).receiveDatagram(maximum: 65536, dontWait: true) else {
             return nil
         }
-        return (Array(buffer[0..<count]), source.host, source.port)
+        return (bytes, source.host, source.port)
     }
 
-    static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+    static func close(_ fd: Int32) { BlockingSocket(descriptor: fd).close() }
 
     private static func makeAddress(_ address: String, port: Int) throws(LabError) -> IPSocketAddress {
         guard let socketAddress = IPSocketAddress(ipv4: address, port: port) else {
@@ -159,7 +160,7 @@ enum NamespaceSocket {
 
 extension SystemCalls {
     static func environment(_ name: String) -> String? {
-        getenv(name).map { String(cString: $0) }
+        ProcessInfo.processInfo.environment[name]
     }
 }
 

@@ -1,6 +1,7 @@
 public import FEC
 public import Fates
 import Histogram
+public import Results
 
 /// What `Simulation.run` measured: per direction and level the pooled counters of every run, the
 /// channels they ran over, and the level each direction recommends. The report layer turns it into
@@ -40,28 +41,8 @@ public struct SimulationResult: Sendable {
         public var opportunitiesPerSecond: Double? = nil
     }
 
-    /// Delay percentiles in milliseconds; p99 needs 100 samples and p99.9 needs 1,000 to be more than
-    /// the maximum, so they are nil below that.
-    public struct Percentiles: Sendable, Hashable {
-        public var samples: Int
-        public var p50: Double?
-        public var p90: Double?
-        public var p99: Double?
-        public var p999: Double?
-        public var max: Double?
-
-        init(_ h: Histogram<UInt64>) {
-            let n = Int(h.totalCount)
-            samples = n
-            guard n > 0 else { return }
-            func ms(_ p: Double) -> Double { Double(h.valueAtPercentile(p)) / 1000 }
-            p50 = ms(50)
-            p90 = ms(90)
-            p99 = n >= 100 ? ms(99) : nil
-            p999 = n >= 1000 ? ms(99.9) : nil
-            max = Double(h.max) / 1000
-        }
-    }
+    /// Delay percentiles in milliseconds (the shared `Percentiles`, Results/Statistics).
+    public typealias Percentiles = Results.Percentiles
 
     /// One level in one direction, every run pooled.
     public struct Outcome: Sendable {
@@ -125,4 +106,19 @@ public struct SimulationResult: Sendable {
     /// Groups encoded and decoded through ISA-L to check the simulator's bookkeeping, and how many disagreed.
     public var groupsVerified: Int { outcomes.reduce(0) { $0 + $1.metrics.verification.groups } }
     public var verificationMismatches: Int { outcomes.reduce(0) { $0 + $1.metrics.verification.mismatches } }
+}
+
+extension Percentiles {
+    /// Delay percentiles in milliseconds from a histogram of microseconds; p99 needs 100 samples and
+    /// p99.9 needs 1,000 to be more than the maximum, so they are nil below that.
+    init(_ h: Histogram<UInt64>) {
+        let n = Int(h.totalCount)
+        guard n > 0 else {
+            self.init(samples: n)
+            return
+        }
+        func ms(_ p: Double) -> Double { Double(h.valueAtPercentile(p)) / 1000 }
+        self.init(samples: n, p50: ms(50), p90: ms(90), p99: n >= 100 ? ms(99) : nil, p999: n >= 1000 ? ms(99.9) : nil,
+                  max: Double(h.max) / 1000)
+    }
 }

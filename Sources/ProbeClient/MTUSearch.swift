@@ -1,3 +1,4 @@
+public import Results
 /// The MTU search MasterDnsVPN made familiar: the highest size first (accept at once if it passes),
 /// then the lowest (give up if that fails), then a binary search in between.
 ///

@@ -1,6 +1,7 @@
 import Base
 import OSLayer
 import Foundation
+public import Results
 
 /// `monitor`'s history.jsonl: one JSON line per check, written as it happens, and one per rate
 /// measurement when it ends.

@@ -1,8 +1,9 @@
 import DNSWire
 import Foundation
-public import PathMetrics
+import PathMetrics
 import ProbeProtocol
 public import Fates
+public import Results
 
 /// Turns the streams of a `path` run into their analyses, fates and per-probe records.
 public enum PathExport {

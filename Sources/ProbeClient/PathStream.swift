@@ -6,6 +6,7 @@ import NIOPosix
 import OSLayer
 import PathMetrics
 import ProbeProtocol
+import Results
 
 /// One paced stream of sequenced path probes to one resolver, on its own SwiftNIO datagram channel.
 ///

@@ -1,5 +1,5 @@
 public import Base
-public import PathMetrics
+public import Results
 
 /// Everything one stream (one resolver) measured: the per-probe records and what identifies each probe
 /// on the wire, so a capture or a relay log can be compared with it packet by packet.

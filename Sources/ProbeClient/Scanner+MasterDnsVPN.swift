@@ -2,6 +2,7 @@ import Base
 import DNSWire
 import EngineModels
 import ProbeProtocol
+import Results
 
 extension Scanner {
     /// One pair against the user's own MasterDnsVPN server (`scan --server masterdnsvpn`), in the

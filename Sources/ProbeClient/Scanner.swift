@@ -3,6 +3,7 @@ public import DNSWire
 public import NIOCore
 public import ProbeProtocol
 import Synchronization
+public import Results
 
 /// Everything a scan needs to know.
 public struct ScanConfiguration: Sendable {

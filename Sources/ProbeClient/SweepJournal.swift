@@ -1,6 +1,7 @@
 import Base
 import Foundation
 import Synchronization
+public import Results
 
 /// The files a sweep keeps beside its report, so that it streams and resumes:
 /// - `sweep.state`: the seed, the ranges' digest and the checkpoint (written ahead of each

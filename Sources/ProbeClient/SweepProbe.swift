@@ -1,6 +1,7 @@
 import Base
 public import DNSWire
 import ProbeProtocol
+public import Results
 
 /// What one answer to a sweep probe says.
 public struct SweepAnswer: Sendable, Hashable, Codable {

@@ -1,4 +1,5 @@
 import Base
+public import Results
 
 /// IPv4 address ranges to sweep, as range lists come: one entry per line, `a.b.c.d/n` (CIDR),
 /// `a.b.c.d-e.f.g.h` (inclusive, spaces around the dash allowed) or a single address; `#` starts a
@@ -234,28 +235,6 @@ public struct SweepPermutation: Sendable {
         }
         return left << half | right
     }
-}
-
-/// One file given to `sweep --ranges`, as the sweep took it: its format, its SHA-256 (so a report
-/// names exactly the file it swept), and for a delegated file the countries chosen and the CIDRs
-/// each gave.
-public struct SweepRangeFile: Sendable, Hashable, Codable {
-    public enum Format: String, Sendable, Hashable, Codable {
-        /// One entry a line: CIDR (ipdeny.com's zone files), start-end or one address.
-        case list
-        /// An RIR's delegated-extended statistics: `registry|cc|type|start|value|date|status[|...]`.
-        case delegated
-    }
-
-    public var path: String
-    public var sha256: String
-    public var format: Format
-    /// Delegated files: the CIDRs taken for each chosen country code (the records' address counts
-    /// split into CIDR blocks), in file order.
-    public var countries: [String: [String]]?
-    /// Delegated files: ipv4 records of other countries, and ipv6/asn records (not swept).
-    public var otherCountryRecords: Int?
-    public var nonIPv4Records: Int?
 }
 
 /// A `--ranges` file read: the blocks it gives, what it was, and its bad lines (file:line).

@@ -1,6 +1,7 @@
 import Base
 import DNSWire
 import Synchronization
+public import Results
 
 /// What a terminal shows while a sweep runs.
 public struct SweepProgress: Sendable {

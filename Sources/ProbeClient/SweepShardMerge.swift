@@ -1,4 +1,5 @@
 import Base
+public import Results
 
 /// The sweeps of the N shards of one permutation (`sweep --shard I/N`, one per machine), joined
 /// into one: the answering addresses of all of them, with each shard's vantage. The shards must

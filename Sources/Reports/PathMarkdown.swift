@@ -1,5 +1,5 @@
 import Foundation
-import PathMetrics
+public import Results
 
 extension PathReport {
     /// `path.md`: per resolver, loss up and down first (what decides FEC and resolver choice), then the rest.

@@ -1,4 +1,5 @@
 import Foundation
+import Results
 
 /// `report presets RUN...`: the FEC levels of several `simulate` runs side by side, one column group
 /// per path, on the metrics the recommendation rule uses (residual loss with and without ARQ, total

@@ -1,3 +1,4 @@
+public import Results
 /// A result a report document can carry, with the schema its document is written under. The
 /// conformances live in this module: the measuring modules know nothing of documents.
 public protocol ReportResult: Codable, Sendable {

@@ -1,7 +1,6 @@
 import Base
 import OSLayer
-import Results
-import TraceAnalysis
+public import Results
 import Foundation
 
 /// The report kinds a run directory can hold, each `<kind>.json` with schema `tunnelprobe.<kind>/<n>`.

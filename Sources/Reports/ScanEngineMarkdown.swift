@@ -1,5 +1,4 @@
-import ProbeClient
-public import EngineModels
+public import Results
 
 extension ScanReport {
     /// `value (SETTING)` for a figure a user types, `N (engine derives it)` for one the engine sets

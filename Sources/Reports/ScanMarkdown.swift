@@ -1,3 +1,4 @@
+public import Results
 extension ScanReport {
     /// `scan.md`: what a person reads first, accepted pairs at the top.
     public func markdown() -> String {

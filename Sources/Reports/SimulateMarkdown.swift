@@ -1,4 +1,5 @@
 import Foundation
+public import Results
 
 extension SimulateReport {
     /// The overhead cap as the settings line states it.

@@ -1,5 +1,5 @@
-import TraceAnalysis
 import Foundation
+import Results
 
 extension TraceReport {
     /// trace.md: what the capture shows per resolver, for people.

@@ -1,4 +1,4 @@
-public import TraceAnalysis
+public import Results
 
 /// What `tunnelprobe trace` found in one or more captures (`"schema": "tunnelprobe.trace/2"`):
 /// the run, then the analysis' `TraceResult` fields. Version 2 adds `snapTruncated` to every stats

@@ -4,6 +4,7 @@ import DequeModule
 import Foundation
 import Histogram
 public import Fates
+public import Results
 
 /// Matches DNS queries with their responses in captures and aggregates per resolver, per tunnel domain
 /// and per record type (docs/TRACE.md): `TraceFrontEnd` turns packets into DNS message events,

@@ -1,6 +1,7 @@
 import Base
 import Foundation
 import Histogram
+import Results
 
 /// Turns the internal aggregates into report values, with the definitions cited where each is computed.
 enum TraceStatsBuilder {

@@ -1,5 +1,6 @@
 public import EngineModels
 import Foundation
+public import Results
 
 /// Which MasterDnsVPN client `verify` runs. The Go edition is a program that is told its files
 /// (`-config`, `-resolvers`); the Python edition is a script, `client.py`, that reads
@@ -22,7 +23,7 @@ public enum MasterDnsVPNEdition: String, Sendable, Hashable, Codable, CaseIterab
     }
 
     /// The engine model of the edition (its units and limits, `EngineModels`).
-    public var model: EngineModels.Engine {
+    public var model: Results.Engine {
         switch self {
         case .go: .masterDnsVPNGo
         case .python: .masterDnsVPNPython

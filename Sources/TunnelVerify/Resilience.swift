@@ -157,7 +157,7 @@ struct ResilienceSession: Sendable {
     }
 
     /// One GET to the whoami URL the way the probe flow sends it.
-    func probeOnce(timeout: Duration) async -> Result<String, ProbeFailure> {
+    func probeOnce(timeout: Duration) async -> Result<String, SandboxProbeFailure> {
         await SandboxProbes.httpGet(url: configuration.whoami, socks: probeSOCKS, namespacePath: sandbox.namespacePath,
                                     timeout: timeout)
     }

@@ -1,7 +1,7 @@
 import Base
+import OSLayer
 import DNSWire
 import Foundation
-import Glibc
 import Results
 
 /// The split-tunnel check: with the engine up, each domain of the split is resolved (A and AAAA)
@@ -132,15 +132,10 @@ enum SplitCheck {
         _ = try? await NamespaceThread.run(in: namespacePath) { () -> Bool in
             let payload = Array("tunnelprobe split check".utf8)
             for address in addresses {
-                let v6 = address.contains(":")
-                let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-                guard fd >= 0 else { continue }
-                for _ in 0..<3 {
-                    _ = SandboxProbes.withSocketAddress(host: address, port: 9) { target, length in
-                        payload.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT), target, length) }
-                    }
-                }
-                close(fd)
+                guard let target = SandboxProbes.socketAddress(host: address, port: 9),
+                      let socket = try? BlockingSocket.open(.udp, for: target) else { continue }
+                for _ in 0..<3 { _ = try? socket.send(payload, to: target, dontWait: true) }
+                socket.close()
             }
             return true
         }

@@ -1,7 +1,6 @@
 import Base
 import OSLayer
 import Foundation
-import Glibc
 import Results
 
 /// A short bulk download through the tunnel after the first data (`scan --e2e`): an HTTP/1.0 GET
@@ -29,64 +28,68 @@ struct BulkSample: Sendable {
 extension SandboxProbes {
     /// The GET of a `BulkTransfer` from inside the sandbox (or through the engine's SOCKS5 proxy),
     /// timed from the request's send to the first response byte and to the last body byte read.
-    static func bulkGet(_ transfer: BulkTransfer, socks: Endpoint?, namespacePath: String) async -> Result<BulkSample, ProbeFailure> {
+    static func bulkGet(_ transfer: BulkTransfer, socks: Endpoint?, namespacePath: String) async -> Result<BulkSample, SandboxProbeFailure> {
         let url = transfer.url
         let timeoutMs = transfer.timeout.milliseconds
-        let result = try? await NamespaceThread.run(in: namespacePath) { () -> Result<BulkSample, ProbeFailure> in
-            let connected: Result<Int32, ProbeFailure> = if let socks {
+        let result = try? await NamespaceThread.run(in: namespacePath) { () -> Result<BulkSample, SandboxProbeFailure> in
+            let connected: Result<BlockingSocket, SandboxProbeFailure> = if let socks {
                 socksConnect(socks: socks, host: url.host, port: url.port, timeoutMs: timeoutMs)
             } else {
                 connectTCP(host: url.host, port: url.port, timeoutMs: timeoutMs)
             }
-            let socket: Int32
+            let socket: BlockingSocket
             switch connected {
             case .failure(let failure): return .failure(failure)
-            case .success(let fd): socket = fd
+            case .success(let made): socket = made
             }
-            defer { close(socket) }
+            defer { socket.close() }
             let request = "GET \(url.path) HTTP/1.0\r\nHost: \(url.hostHeader)\r\nUser-Agent: tunnelprobe-e2e\r\nConnection: close\r\n\r\n"
             let start = DispatchTime.now().uptimeNanoseconds
-            guard sendAll(socket, Array(request.utf8)) else { return .failure(ProbeFailure("send failed: \(String(cString: strerror(errno)))")) }
+            do {
+                try socket.sendAll(Array(request.utf8))
+            } catch {
+                return .failure(SandboxProbeFailure("send failed: \(error)"))
+            }
             var head: [UInt8] = []
             var bodyStart: Int?
             var body = 0
             var first: UInt64?
             var last = start
-            var buffer = [UInt8](repeating: 0, count: 16_384)
             let deadline = start + UInt64(timeoutMs) * 1_000_000
             while body < transfer.bytes {
-                let n: Int
+                let chunk: [UInt8]
                 do {
-                    n = try SystemCall.retryingInterrupts { buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) } }
+                    chunk = try socket.receive(maximum: 16_384)
                 } catch {
-                    return .failure(ProbeFailure("stalled after \(body) of \(transfer.bytes) bytes: \(error)"))
+                    return .failure(SandboxProbeFailure("stalled after \(body) of \(transfer.bytes) bytes: \(error)"))
                 }
                 let now = DispatchTime.now().uptimeNanoseconds
+                let n = chunk.count
                 if n == 0 { break }
                 if first == nil { first = now - start }
                 if bodyStart != nil {
                     body += n
                 } else {
-                    head += buffer[0..<n]
+                    head += chunk
                     if let end = Self.headerEnd(head) {
                         bodyStart = end
                         body = head.count - end
                         guard head.starts(with: Array("HTTP/1.".utf8)), head.count > 12, head[9] == UInt8(ascii: "2") else {
                             let line = String(decoding: head.prefix { $0 != 13 && $0 != 10 }, as: UTF8.self)
-                            return .failure(ProbeFailure("the server answered \(line)"))
+                            return .failure(SandboxProbeFailure("the server answered \(line)"))
                         }
                     } else if head.count > 16_384 {
-                        return .failure(ProbeFailure("no end of the HTTP header in 16 KiB"))
+                        return .failure(SandboxProbeFailure("no end of the HTTP header in 16 KiB"))
                     }
                 }
                 last = now - start
                 if now > deadline { break }
             }
-            guard let first, bodyStart != nil else { return .failure(ProbeFailure("no HTTP answer")) }
-            guard body > 0 else { return .failure(ProbeFailure("the answer had no body")) }
+            guard let first, bodyStart != nil else { return .failure(SandboxProbeFailure("no HTTP answer")) }
+            guard body > 0 else { return .failure(SandboxProbeFailure("the answer had no body")) }
             return .success(BulkSample(bodyBytes: min(body, transfer.bytes), firstByteNanos: first, lastByteNanos: last))
         }
-        return result ?? .failure(ProbeFailure("cannot enter the sandbox"))
+        return result ?? .failure(SandboxProbeFailure("cannot enter the sandbox"))
     }
 
     /// The offset just after "\r\n\r\n", or nil.
@@ -121,7 +124,7 @@ extension VerifySession {
             let after = await sandbox.tunCounters()
             let packets = before.flatMap { b in after.map { a in a.down &- b.down } } ?? 0
             if packets == 0 {
-                outcome = .failure(ProbeFailure("\(sample.bodyBytes) bytes arrived but not through the TUN: traffic goes around the tunnel"))
+                outcome = .failure(SandboxProbeFailure("\(sample.bodyBytes) bytes arrived but not through the TUN: traffic goes around the tunnel"))
             }
         }
         switch outcome {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Reports
+import Results
 
 /// One run of a command that writes a report, from the moment it starts measuring to its exit
 /// status. `scan`, `path`, `trace`, `simulate`, `verify` and `resilience` all go through it, so each

@@ -6,6 +6,7 @@ import OSLayer
 import ProbeClient
 import Reports
 import TunnelVerify
+import Results
 
 /// `scan --e2e`: after the probes, the real engine through each of the best accepted pairs (verify's
 /// engines, through `EndToEndConfiguration`). Flags are prefixed `--e2e-` because `scan --engine`

@@ -1,6 +1,7 @@
 import Base
 import ArgumentParser
 import TunnelVerify
+import Results
 
 /// How `verify` and `resilience` pick and configure the tunnel engine: one option group, so both
 /// commands take the same flags and read them the same way.

@@ -1,6 +1,7 @@
 public import ArgumentParser
 import Base
 public import Impairment
+import Results
 
 /// The flags of `tunnelprobe impair`, also read from `lab up --impair "FLAGS"`. X is `up` (queries)
 /// or `down` (responses); each direction has the same set. `config(requireEndpoints:)` turns them into

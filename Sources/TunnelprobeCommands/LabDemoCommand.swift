@@ -3,6 +3,7 @@ import Foundation
 import Lab
 import OSLayer
 import Reports
+import Results
 
 extension LabCommand {
     /// `make demo`: one lab, every stage, one report directory with an index page.

@@ -9,6 +9,7 @@ import NIOCore
 import ProbeClient
 import ProbeProtocol
 import Reports
+import Results
 
 struct MonitorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -9,6 +9,7 @@ import ProbeClient
 import ProbeProtocol
 import Reports
 import Synchronization
+import Results
 
 struct PathCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -8,6 +8,7 @@ import NIOCore
 import ProbeClient
 import ProbeProtocol
 import Reports
+import Results
 
 struct RankCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ProbeClient
 import Reports
+import Results
 
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Reports
 import TunnelVerify
+import Results
 
 struct ResilienceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -9,6 +9,7 @@ import ProbeClient
 import ProbeProtocol
 import Reports
 import Synchronization
+import Results
 
 struct ScanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -351,30 +352,6 @@ extension ScanCommand {
 }
 
 extension ScanReport {
-    /// `models`, when given, replace the default model of each engine (a MasterDnsVPN server's own
-    /// encryption method and answer encoding).
-    static func build(run: RunInfo, configuration c: ScanConfiguration, list: ResolverList, result: ScanResult,
-                      duration: Double, engines: [Engine], models: [any EngineModel]? = nil) -> ScanReport {
-        let settings = ScanSettings(
-            domains: c.domains.map(\.description), encoding: c.encoding.rawValue, recordType: c.recordType.description,
-            timeoutMs: Int(c.timeout.nanoseconds / 1_000_000), attempts: c.attempts, concurrency: c.concurrency,
-            perResolverQPS: c.perResolverQPS, confirmProbes: c.confirmProbes, minValid: c.minValid,
-            uploadCharacters: .init(min: c.uploadCharacters.lowerBound, max: c.uploadCharacters.upperBound),
-            downloadBytes: .init(min: c.downloadBytes.lowerBound, max: c.downloadBytes.upperBound),
-            ednsSize: 4096, maxLoss: c.maxLoss)
-        let summary = Summary(of: result.pairs, notTested: result.notTested, queries: result.queries, durationSeconds: duration)
-        var report = ScanReport(run: run, settings: settings,
-                                input: InputSummary(resolvers: c.resolvers.count, listIssues: list.issues.map(\.description)),
-                                pairs: result.pairs, synced: SyncedMTU.synced(result.pairs),
-                                optimized: SyncedMTU.optimize(result.pairs), summary: summary,
-                                engines: models.map { $0.map { EngineScan(model: $0, pairs: result.pairs) } }
-                                    ?? EngineScan.all(engines, pairs: result.pairs))
-        report.settings.recordTypes = c.recordTypes.map(\.description)
-        report.settings.engines = engines.map(\.rawValue)
-        report.congestion = result.congestion
-        return report
-    }
-
     func summaryLine(directory: String) -> String {
         let accepted = "\(summary.accepted) of \(summary.pairs) pairs accepted"
         var s = summary.accepted > 0 ? Style.ok(accepted) : Style.bad(accepted)

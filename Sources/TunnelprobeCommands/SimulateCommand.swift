@@ -10,6 +10,7 @@ import TraceAnalysis
 import LinkSim
 import Reports
 import Synchronization
+import Results
 
 struct SimulateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

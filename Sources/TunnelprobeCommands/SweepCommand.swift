@@ -8,6 +8,7 @@ import NIOCore
 import ProbeClient
 import ProbeProtocol
 import Reports
+import Results
 
 /// `tunnelprobe sweep`: a stateless sweep of address ranges at a paced packet rate, and the staged
 /// MTU scan (`scan`'s pipeline) of every address that answers, started while the sweep goes on.
@@ -296,125 +297,7 @@ struct SweepCommand: AsyncParsableCommand {
     }
 }
 
-/// sweep.json: the sweep's own figures (the MTU scan's are in scan.json).
-struct SweepReport: Codable {
-    var schema = "tunnelprobe.sweep/1"
-    var seed: UInt64
-    var ranges: [String]
-    var rangeIssues: [String]
-    var addresses: UInt64
-    var planned: UInt64
-    var sample: UInt64?
-    var rate: Double
-    /// Probes sent per second by this run (first to last probe).
-    var packetsPerSecond: Double?
-    var sentThisRun: UInt64
-    var sendErrors: UInt64
-    var lastSendError: String?
-    var swept: UInt64
-    var position: UInt64
-    var complete: Bool
-    var runs: Int
-    var resumedUnsettled: Bool
-    var answers: Int
-    var answering: Int
-    /// Answers by what the echo probe found: "honest" (the responder's own answer) or the failure.
-    var answersByOutcome: [String: Int]
-    var unmatchedDatagrams: UInt64
-    var measured: Int
-    var accepted: Int
-    var seconds: Double
-    /// Peak resident memory of the process (VmHWM, /proc/self/status), KiB: with the reports built
-    /// (which hold every measured pair), and when the sweep and its MTU scans ended.
-    var peakRSSKiB: Int?
-    var peakRSSKiBBeforeReport: Int?
-    /// Each --ranges file: its format, SHA-256 and, for a delegated file, the CIDRs per country.
-    var rangeFiles: [SweepRangeFile]?
-    /// Where this sweep ran from (a shard's vantage, kept by `report merge`).
-    var vantage: String?
-    /// The part of the permutation swept (`--shard I/N`); nil: all of it.
-    var shard: SweepShard?
-    /// The merged blocks' digest (as sweep.state has it): shards of one sweep share it.
-    var rangesDigest: String?
-    /// One entry per pass (`--passes`): addresses probed in it and the answers it added.
-    var passes: [Pass]?
-    /// `--expand-neighbours`: what sweeping the prefixes of answering addresses first found.
-    var neighbours: Neighbours?
-
-    struct Pass: Codable {
-        var pass: Int
-        /// Addresses probed in this pass (a later pass probes only what had not answered).
-        var probed: UInt64
-        /// Addresses whose first answer came in this pass, and of those, answering (not REFUSED).
-        var newAnswers: Int
-        var newAnswering: Int
-        var complete: Bool
-    }
-
-    struct Neighbours: Codable {
-        var prefixLength: Int
-        /// Probes sent to neighbours by this run.
-        var probesThisRun: UInt64
-        /// Answering addresses first probed as a neighbour of another.
-        var foundAsNeighbours: Int
-        /// Of those, the ones the walk would not have probed at all (past the --sample's end):
-        /// the hosts the expansion found beyond the sample.
-        var beyondSample: Int
-    }
-
-    init(result: SweepScanResult, configuration: SweepConfiguration, ranges: SweepRanges, issues: [ResolverList.Issue]) {
-        seed = configuration.seed
-        self.ranges = ranges.blocks.map { "\(SweepRanges.describe($0.first))-\(SweepRanges.describe($0.last))" }
-        rangeIssues = issues.map(\.description)
-        addresses = ranges.total
-        planned = configuration.planned
-        sample = configuration.sample
-        rate = configuration.rate
-        packetsPerSecond = result.stats.packetsPerSecond
-        sentThisRun = result.stats.sent
-        sendErrors = result.stats.sendErrors
-        lastSendError = result.stats.lastSendError
-        let state = result.state
-        let currentPass = max(1, state.pass ?? 1)
-        swept = state.passSent?.first ?? result.checkpoint.emitted
-        position = result.checkpoint.position
-        complete = result.complete && !result.interrupted
-        shard = configuration.shard == .whole ? nil : configuration.shard
-        rangesDigest = state.rangesDigest
-        var figures: [Pass] = []
-        for k in 1...max(1, state.passes ?? 1) {
-            let sent = state.passSent ?? []
-            let probed = k <= sent.count ? sent[k - 1] : (k == currentPass ? result.checkpoint.emitted : 0)
-            let added = result.answers.filter { ($0.pass ?? 1) == k }
-            figures.append(Pass(pass: k, probed: probed, newAnswers: added.count, newAnswering: added.filter(\.answering).count,
-                                complete: k <= sent.count))
-        }
-        passes = figures
-        if let prefix = configuration.neighbourPrefix {
-            let found = result.answers.filter { $0.viaNeighbour == true && $0.answering }
-            let permutation = configuration.permutation
-            let sampleEnd = state.firstPassEnd ?? (currentPass == 1 ? result.checkpoint.position : permutation.domain)
-            let beyond = configuration.sample == nil ? 0 : found.filter { answer in
-                guard let v = SweepRanges.parseIPv4(answer.address[...]), let index = ranges.index(of: v) else { return false }
-                return permutation.position(of: index) >= sampleEnd
-            }.count
-            neighbours = Neighbours(prefixLength: prefix, probesThisRun: result.stats.neighbourProbes,
-                                    foundAsNeighbours: found.count, beyondSample: beyond)
-        }
-        runs = result.state.runs
-        resumedUnsettled = result.resumedUnsettled
-        answers = result.answers.count
-        answering = result.answers.filter(\.answering).count
-        var byOutcome: [String: Int] = [:]
-        for a in result.answers { byOutcome[a.failure?.rawValue ?? "honest", default: 0] += 1 }
-        answersByOutcome = byOutcome
-        unmatchedDatagrams = result.stats.unmatched
-        measured = result.pairs.count
-        accepted = result.pairs.filter(\.accepted).count
-        seconds = result.seconds
-        peakRSSKiB = Self.peakRSS()
-    }
-
+extension SweepReport {
     /// Addresses one a line, in address order.
     static func addressLines(_ addresses: Set<String>) -> String {
         addresses.sorted { (SweepRanges.parseIPv4($0[...]) ?? 0) < (SweepRanges.parseIPv4($1[...]) ?? 0) }.map { $0 + "\n" }.joined()
@@ -428,14 +311,6 @@ struct SweepReport: Codable {
         return SweepShardMerge.Part(source: directory, vantage: report.vantage, seed: report.seed, shard: report.shard ?? .whole,
                                     rangesDigest: report.rangesDigest, complete: report.complete,
                                     answering: list.split(separator: "\n").map(String.init))
-    }
-
-    static func peakRSS() -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "")
-        }
-        return nil
     }
 
     var summaryLine: String {

@@ -5,6 +5,7 @@ import Foundation
 import Reports
 import Synchronization
 import TraceAnalysis
+import Results
 
 struct TraceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

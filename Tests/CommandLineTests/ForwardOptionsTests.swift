@@ -2,6 +2,7 @@ import Foundation
 import ProbeClient
 import Testing
 @testable import TunnelprobeCommands
+@testable import Results
 
 /// `serve --forward` and `scan --e2e`: their flags, and the pairs `--e2e` picks.
 struct ForwardOptionsTests {

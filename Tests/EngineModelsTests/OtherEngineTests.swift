@@ -1,5 +1,6 @@
 import EngineModels
 import Testing
+import Results
 
 @Suite struct DnsttTests {
     /// dnsNameCapacity for t.example.com: (255 - 1 - 14) * 63 / 64 = 236, * 5 / 8 = 147; less 13 = 134.

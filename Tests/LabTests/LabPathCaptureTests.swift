@@ -5,6 +5,7 @@ import ProbeClient
 import Reports
 import Testing
 import TestSupport
+import Results
 
 /// `path` through the lab's real unbound behind the impairment relay: upstream-only and downstream-only
 /// loss are told apart exactly as the relay did them, and the `--capture` file holds, by tcpdump's

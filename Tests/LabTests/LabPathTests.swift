@@ -8,6 +8,7 @@ import ProbeProtocol
 import Reports
 import Testing
 import TestSupport
+import Results
 
 /// Files for the `path` command tests: bad input, interruption, and a run through the lab's real unbound.
 enum PathFixtures {

@@ -5,6 +5,7 @@ import EngineModels
 import Reports
 import Testing
 import TestSupport
+import Results
 
 /// A lab of `config` for `body`, always taken down afterwards.
 func withLab(config: LabConfig, _ body: (LabStatus) async throws -> Void) async throws {

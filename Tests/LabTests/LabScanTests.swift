@@ -5,6 +5,7 @@ import EngineModels
 import Reports
 import Testing
 import TestSupport
+import Results
 
 struct Run {
     let status: Int32

@@ -4,6 +4,7 @@ import ProbeClient
 import Reports
 import Testing
 import TestSupport
+import Results
 
 /// Issue 19, item 4: `monitor` over a resolver the lab takes down and brings back.
 @Suite(.serialized, .enabled(if: LabGate.labWithBinary.runs, "lab needs root, unbound, iproute2 and a built binary"))

@@ -5,6 +5,7 @@ import ProbeClient
 import Reports
 import Testing
 import TestSupport
+import Results
 
 /// The ground truth: what `path` reports per direction must agree, probe by probe, with what
 /// the impairment relay says it did. The relay stands directly in front of `serve` on loopback, so no

@@ -6,6 +6,7 @@ import ProbeClient
 import Reports
 import Testing
 import TestSupport
+import Results
 
 /// Issue 19, items 1, 2 and 5: resolvers whose limits the lab knows, measured by `rank`.
 ///

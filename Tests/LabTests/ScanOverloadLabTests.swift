@@ -5,6 +5,7 @@ import ProbeClient
 import Reports
 import Testing
 import TestSupport
+import Results
 
 /// A lab whose unbound holds few queries at once (`resolverQueriesPerThread`) or runs as shipped
 /// (`stock`: one thread, default socket buffers), always taken down.

@@ -5,6 +5,7 @@ import ProbeClient
 import Reports
 import Testing
 import TestSupport
+import Results
 
 /// The simulated internet (`lab internet`) running in the background for one test: started with a
 /// directory of its own, stopped (SIGTERM: it removes its namespace and writes probes.json) whatever happens.

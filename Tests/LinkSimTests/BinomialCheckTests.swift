@@ -57,3 +57,4 @@ import Testing
 }
 
 import Foundation
+import Results

@@ -5,6 +5,7 @@ import Foundation
 import Reports
 import Testing
 import TestSupport
+@testable import Results
 
 /// Issue 20's "done means": honest intervals against the exact binomial values, group sizes that match
 /// the simulator's own log, and a recommendation that follows the metrics FEC is for.

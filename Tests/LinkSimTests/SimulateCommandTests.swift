@@ -4,6 +4,7 @@ import Foundation
 import Reports
 import Testing
 import TestSupport
+import Results
 
 /// The command as a user runs it: one error line and exit 66 on bad input, a report otherwise.
 /// Needs the built binary; under CI (TUNNELPROBE_REQUIRE_LAB=1) the suite runs, and fails when it is missing.

@@ -5,6 +5,7 @@ import Foundation
 import LinkSim
 import Reports
 import Testing
+import Results
 
 @Suite struct SimulationTests {
     static let info = RunInfo(id: "t", version: "0", commandLine: [], vantage: "test", seed: 9, startedAt: "t")

@@ -2,6 +2,7 @@ import Base
 import Foundation
 import PathMetrics
 import Testing
+import Results
 
 /// Metrics that were not measured are written as null (the key is there), an optional CDF is left
 /// out, and a document without those keys still loads.

@@ -1,6 +1,7 @@
 import Base
 import PathMetrics
 import Testing
+import Results
 
 /// Every metric against values worked out by hand on small sequences.
 @Suite struct PathMetricsTests {

@@ -1,6 +1,7 @@
 import EngineModels
 import ProbeClient
 import Testing
+import Results
 
 /// From what a scan measured to each engine's units: the pair's name length and per-type response
 /// sizes reach the models, only usable pairs count, and the synced values are the engines' own.

@@ -1,5 +1,6 @@
 import ProbeClient
 import Testing
+import Results
 
 @Suite struct MTUSearchTests {
     func outcome(_ f: ProbeFailure?) -> ProbeOutcome {

@@ -4,6 +4,7 @@ import NIOCore
 @testable import ProbeClient
 import ProbeProtocol
 import Testing
+@testable import Results
 
 // `scan --server masterdnsvpn` speaks MasterDnsVPN's own MTU-test requests. These tests hold its
 // codec to what the real engine sent and what the real server answered, in captures of the Go

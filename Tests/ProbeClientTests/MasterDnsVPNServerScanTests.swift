@@ -7,6 +7,7 @@ import NIOPosix
 import ProbeProtocol
 import Reports
 import Testing
+@testable import Results
 
 // The whole `scan --server masterdnsvpn` pipeline (stages, searches, confirmation, the report's
 // model check) against a stand-in on loopback that answers MTU requests as the Go server does

@@ -3,6 +3,7 @@ import DNSWire
 import Foundation
 @testable import ProbeClient
 import Testing
+@testable import Results
 
 /// history.jsonl's lines, built without formatting strings per check.
 @Suite struct MonitorHistoryTests {

@@ -1,6 +1,7 @@
 @testable import ProbeClient
 import Base
 import Testing
+@testable import Results
 
 /// `monitor --rate-interval`: when each pair is measured, what is kept of the measurements, and the
 /// order of the resolver files that follows them. Pure logic, no network.

@@ -6,6 +6,7 @@ import ProbeServer
 @testable import ProbeClient
 import Reports
 import Testing
+@testable import Results
 
 @Suite struct SizeLimitTests {
     /// scan.json keeps today's strings ("tc", "servfail", ...) and reads values it does not know.

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import ProbeClient
 import ProbeProtocol
+import Results
 import Synchronization
 import Testing
 

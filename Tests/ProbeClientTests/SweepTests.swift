@@ -4,6 +4,7 @@ import DNSWire
 import ProbeClient
 import ProbeProtocol
 import Testing
+import Results
 
 /// The sweep's pieces that need no network: range lists, the permutation, the probe's own matching.
 @Suite struct SweepTests {

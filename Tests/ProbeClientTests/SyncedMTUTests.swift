@@ -1,6 +1,7 @@
 import ProbeClient
 import Reports
 import Testing
+import Results
 
 @Suite struct SyncedMTUTests {
     func pair(_ i: Int, up: Int, down: Int, accepted: Bool = true) -> ScanPair {

@@ -9,6 +9,7 @@ import ProbeClient
 import ProbeProtocol
 import ProbeServer
 import Testing
+import Results
 
 /// `path` against the in-process responder on loopback, directly and through a relay that drops,
 /// duplicates chosen queries and responses: every loss must be attributed to the right direction.

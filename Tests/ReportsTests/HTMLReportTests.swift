@@ -4,6 +4,7 @@ import Foundation
 import Reports
 import Testing
 import TestSupport
+import Results
 
 @Suite struct HTMLReportTests {
     static func tempDirectory(_ name: String) throws -> String {
@@ -61,8 +62,8 @@ import TestSupport
     /// Issue 27: an edited path.json whose loss counts overflow (lostUnknown = Int.max) trapped the
     /// page's loss-over-time sum; now the chart gives way to "invalid" naming the field.
     @Test func anOutOfRangeLossCountRendersAsInvalidWithItsFieldNamed() throws {
-        func timeline(_ lostUnknown: String) throws -> PathMetrics.LossTimeline {
-            try JSONDecoder().decode(PathMetrics.LossTimeline.self, from: Data("""
+        func timeline(_ lostUnknown: String) throws -> Results.LossTimeline {
+            try JSONDecoder().decode(Results.LossTimeline.self, from: Data("""
                 {"sliceMs":100,"slices":[{"startMs":0,"sent":10,"lostUp":1,"lostDown":0,"lostUnknown":0,"longestBurst":1},
                                          {"startMs":100,"sent":10,"lostUp":1,"lostDown":2,"lostUnknown":\(lostUnknown),"longestBurst":3}]}
                 """.utf8))

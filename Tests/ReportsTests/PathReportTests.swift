@@ -3,6 +3,7 @@ import PathMetrics
 import Reports
 import Testing
 import TestSupport
+import Results
 
 @Suite struct PathReportTests {
     static func sample(complete: Bool = true) -> PathReport {

@@ -3,6 +3,7 @@ import Foundation
 import ProbeClient
 import Reports
 import Testing
+import Results
 
 @Suite struct RankReportTests {
     static func pair(_ resolver: String, upChars: Int = 237, downBytes: Int = 900) -> ScanPair {

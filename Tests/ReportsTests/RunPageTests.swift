@@ -4,6 +4,7 @@ import Reports
 import Testing
 import TunnelVerify
 import TestSupport
+import Results
 
 /// A run directory holding every kind of report, as `lab demo` writes it: the index page shows each
 /// stage with its charts, and the golden file pins the rendering.

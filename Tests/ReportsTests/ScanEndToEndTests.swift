@@ -1,6 +1,7 @@
 import Foundation
 import Reports
 import Testing
+import Results
 
 /// `scan --e2e` in the scan report: ranked by goodput, failures after with the engine's own words,
 /// in JSON, Markdown and HTML; a report without it is unchanged.

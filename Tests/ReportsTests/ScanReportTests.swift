@@ -4,6 +4,7 @@ import Foundation
 import Reports
 import Testing
 import TestSupport
+import Results
 
 @Suite struct ScanReportTests {
     static func sample(complete: Bool = true) -> ScanReport {

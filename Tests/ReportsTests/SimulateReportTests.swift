@@ -2,6 +2,7 @@ import Foundation
 import Reports
 import Testing
 import TestSupport
+import Results
 
 @Suite struct SimulateReportTests {
     static func sample() -> SimulateReport {

@@ -3,6 +3,7 @@ import Foundation
 import Reports
 import Testing
 @testable import TraceAnalysis
+@testable import Results
 
 @Suite struct TraceAnalyzerTests {
     static let tunnel = "t.example.com"

@@ -3,6 +3,7 @@ import Foundation
 import Reports
 import Testing
 @testable import TraceAnalysis
+@testable import Results
 
 /// `read(path:)` goes through TracePipeline (libpcap, decoding and the front end on a second thread,
 /// events in batches, each batch's index slots read ahead, domains found from precomputed suffix

@@ -4,6 +4,7 @@ import Reports
 import Testing
 import TestSupport
 @testable import TunnelVerify
+import Results
 
 /// One lab as a user with one delegation has it: the resolver delegates vpn.lab.test to the server
 /// address, port 53 is `serve --forward`, iodined is moved to port 5300 behind it (with its client

@@ -7,6 +7,7 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Crypto
+public import Results
 
 /// A TLS handshake that did not finish within the query timeout.
 struct HandshakeStalled: Error {}

@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 import NIOTLS
+import Results
 
 /// One query on a stream transport: completed once, by its answer, its timeout or its connection's end.
 final class StreamQuery: @unchecked Sendable {

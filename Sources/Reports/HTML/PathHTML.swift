@@ -1,4 +1,4 @@
-import PathMetrics
+public import Results
 
 extension PathReport {
     /// The path section of a run page: loss per direction with its interval, RTT CDF, loss over time

@@ -1,3 +1,4 @@
+public import Results
 extension RankReport {
     /// The `<section>` of the run page: each pair's knee with its steps charted, then per engine
     /// the ranking and the plan.

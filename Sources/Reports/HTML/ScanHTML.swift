@@ -1,4 +1,4 @@
-import ProbeClient
+public import Results
 extension ScanReport {
     /// The scan's section of a run page: the synced MTU, MTU per accepted pair, RTTs, rejections.
     public func htmlSection() -> String {

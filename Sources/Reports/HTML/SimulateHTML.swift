@@ -1,3 +1,4 @@
+public import Results
 extension SimulateReport {
     /// The simulation section: levels side by side (residual loss against overhead, delay p99), the
     /// recommendation and the ISA-L check.

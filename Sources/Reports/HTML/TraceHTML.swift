@@ -1,4 +1,4 @@
-import TraceAnalysis
+import Results
 extension TraceReport {
     /// The capture-analysis section: packets decoded, per resolver answered/lost/late, RTT, sizes.
     public func htmlSection() -> String {

@@ -1,7 +1,7 @@
 import Base
 import FEC
-public import LinkSim
 import PathMetrics
+public import Results
 
 extension SimulateReport {
     /// `simulate.json` from what the simulator measured: the one place where simulation figures become
@@ -64,7 +64,7 @@ extension SimulateReport.Level {
         if n == 0 { notes.append("no packet was offered: every rate is null") }
         let overhead = outcome.overhead
         if overhead == nil && n > 0 { notes.append("overhead: nothing was delivered") }
-        let delay = SimulateReport.Percentiles(outcome.delay)
+        let delay = outcome.delay
         if delay.samples > 0 && delay.samples < 100 { notes.append("delay p99 needs at least 100 delivered packets") }
         if !level.isEnabled { notes.append("no FEC: residual loss after FEC alone is the first-transmission loss") }
         if level.isEnabled && level.code == .raptorQModel {
@@ -93,7 +93,7 @@ extension SimulateReport.Level {
             feedback: .init(messages: t.feedbackMessages, lost: t.feedbackLost, ackEntries: t.ackEntries, nackEntries: t.nackEntries),
             bytes: .init(dataPackets: t.dataPackets, data: t.dataBytes, feedback: t.feedbackBytes, useful: t.usefulBytes),
             overhead: overhead, goodputBytesPerSecond: outcome.goodputBytesPerSecond, delayMs: delay,
-            inOrderDelayMs: .init(outcome.inOrderDelay), headOfLineMs: .init(outcome.headOfLine),
+            inOrderDelayMs: outcome.inOrderDelay, headOfLineMs: outcome.headOfLine,
             stallMs: .init(count: stallCount, totalMs: stallTotal, p50: stallCount > 0 ? Double(stalls.valueAtPercentile(50)) / 1000 : nil,
                            p99: stallCount >= 100 ? Double(stalls.valueAtPercentile(99)) / 1000 : nil,
                            max: stallCount > 0 ? Double(stalls.max) / 1000 : 0),
@@ -162,11 +162,5 @@ extension SimulateReport.Interval {
     init?(_ count: Int, of: Int) {
         guard let w = WilsonInterval(successes: count, trials: of, z: Self.z) else { return nil }
         self.init(low: w.low, high: w.high, count: count, of: of)
-    }
-}
-
-extension SimulateReport.Percentiles {
-    init(_ p: SimulationResult.Percentiles) {
-        self.init(samples: p.samples, p50: p.p50, p90: p.p90, p99: p.p99, p999: p.p999, max: p.max)
     }
 }

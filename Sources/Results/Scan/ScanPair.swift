@@ -1,5 +1,4 @@
 public import Base
-public import PathMetrics
 
 /// The stages of a scan, in the order a pair goes through them.
 public enum ScanStage: String, Codable, Sendable, Hashable, CaseIterable {

@@ -1,4 +1,3 @@
-
 /// What the engines do with a scan: one MTU for the whole session, the minimum over accepted pairs
 /// within the loss threshold (`ScanPair.usable`).
 public enum SyncedMTU {

@@ -1,5 +1,4 @@
-public import PathMetrics
-public import ProbeClient
+public import Results
 
 extension PathReport {
     /// `path.json` from the streams of a run and their analyses: the one place path results become

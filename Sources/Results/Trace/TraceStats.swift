@@ -66,28 +66,9 @@ public struct TraceStats: Codable, Sendable, Hashable {
         self.groups = groups
     }
 
-    /// RTT percentiles from an HdrHistogram (three significant digits); all nil with a reason when no
-    /// response was timed.
-    public struct Percentiles: Codable, Sendable, Hashable {
-        public var samples: Int
-        public var min: Double?
-        public var p50: Double?
-        public var p90: Double?
-        public var p99: Double?
-        public var max: Double?
-        public var reason: String?
-
-        public init(samples: Int, min: Double? = nil, p50: Double? = nil, p90: Double? = nil, p99: Double? = nil,
-                    max: Double? = nil, reason: String? = nil) {
-            self.samples = samples
-            self.min = min
-            self.p50 = p50
-            self.p90 = p90
-            self.p99 = p99
-            self.max = max
-            self.reason = reason
-        }
-    }
+    /// RTT percentiles (the shared `Percentiles`, Results/Statistics) from an HdrHistogram (three
+    /// significant digits); all nil with a reason when no response was timed.
+    public typealias Percentiles = Results.Percentiles
 
     public struct SizeBucket: Codable, Sendable, Hashable {
         public var fromBytes: Int

@@ -1,5 +1,4 @@
 public import Base
-public import PathMetrics
 
 /// `path.json` (schema `tunnelprobe.path/1`): per resolver, what the path did to a paced stream of
 /// sequenced probes, upstream and downstream apart.

@@ -1,5 +1,3 @@
-public import PathMetrics
-
 /// `simulate.json`: the FEC level x ARQ outcome table for one path (a fates file or a loss model),
 /// and the level it recommends.
 public struct SimulateReport: Codable, Sendable, Hashable {
@@ -171,23 +169,8 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         }
     }
 
-    public struct Percentiles: Codable, Sendable, Hashable {
-        public var samples: Int
-        public var p50: Double?
-        public var p90: Double?
-        public var p99: Double?
-        public var p999: Double?
-        public var max: Double?
-
-        public init(samples: Int, p50: Double?, p90: Double?, p99: Double?, p999: Double?, max: Double?) {
-            self.samples = samples
-            self.p50 = p50
-            self.p90 = p90
-            self.p99 = p99
-            self.p999 = p999
-            self.max = max
-        }
-    }
+    /// The shared `Percentiles` (Results/Statistics).
+    public typealias Percentiles = Results.Percentiles
 
     public struct Stalls: Codable, Sendable, Hashable {
         public var count: Int
@@ -293,6 +276,12 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         public var k: Int
         public var m: Int
         public var groups: Int
+
+        public init(k: Int, m: Int, groups: Int) {
+            self.k = k
+            self.m = m
+            self.groups = groups
+        }
     }
 
     public struct GroupsFormed: Codable, Sendable, Hashable {
@@ -304,6 +293,16 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         public var sizes: [GroupSize]
         public var closedByFlushTimeout: Int
         public var total: Int
+
+        public init(nominal: String, meanK: Double? = nil, meanM: Double? = nil, sizes: [GroupSize],
+                    closedByFlushTimeout: Int, total: Int) {
+            self.nominal = nominal
+            self.meanK = meanK
+            self.meanM = meanM
+            self.sizes = sizes
+            self.closedByFlushTimeout = closedByFlushTimeout
+            self.total = total
+        }
     }
 
     /// A proportion's 95 % interval that counts events by cluster (Korn-Graubard: Clopper-Pearson on
@@ -317,6 +316,17 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         /// Kish's design effect (>= 1); null when it cannot be estimated (no event).
         public var designEffect: Double?
         public var method: String
+
+        public init(low: Double, high: Double, count: Int, of: Int, clusters: Int, designEffect: Double? = nil,
+                    method: String) {
+            self.low = low
+            self.high = high
+            self.count = count
+            self.of = of
+            self.clusters = clusters
+            self.designEffect = designEffect
+            self.method = method
+        }
     }
 
     public struct ClusterIntervals: Codable, Sendable, Hashable {
@@ -325,12 +335,26 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         public var groupFailure: ClusterInterval?
         /// What the clusters are.
         public var clusters: String
+
+        public init(residualLossFEC: ClusterInterval? = nil, residualLoss: ClusterInterval? = nil,
+                    groupFailure: ClusterInterval? = nil, clusters: String) {
+            self.residualLossFEC = residualLossFEC
+            self.residualLoss = residualLoss
+            self.groupFailure = groupFailure
+            self.clusters = clusters
+        }
     }
 
     public struct Replicated: Codable, Sendable, Hashable {
         public var mean: Double
         public var low: Double?
         public var high: Double?
+
+        public init(mean: Double, low: Double? = nil, high: Double? = nil) {
+            self.mean = mean
+            self.low = low
+            self.high = high
+        }
     }
 
     public struct Replications: Codable, Sendable, Hashable {
@@ -342,11 +366,29 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         public var stallMaxMs: Replicated?
         public var inOrderP99Ms: Replicated?
         public var goodputBytesPerSecond: Replicated?
+
+        public init(runs: Int, residualLossFEC: Replicated? = nil, residualLoss: Replicated? = nil,
+                    groupFailure: Replicated? = nil, stallTotalMs: Replicated? = nil, stallMaxMs: Replicated? = nil,
+                    inOrderP99Ms: Replicated? = nil, goodputBytesPerSecond: Replicated? = nil) {
+            self.runs = runs
+            self.residualLossFEC = residualLossFEC
+            self.residualLoss = residualLoss
+            self.groupFailure = groupFailure
+            self.stallTotalMs = stallTotalMs
+            self.stallMaxMs = stallMaxMs
+            self.inOrderP99Ms = inOrderP99Ms
+            self.goodputBytesPerSecond = goodputBytesPerSecond
+        }
     }
 
     public struct LossPeriod: Codable, Sendable, Hashable {
         public var length: Int
         public var count: Int
+
+        public init(length: Int, count: Int) {
+            self.length = length
+            self.count = count
+        }
     }
 
     /// RFC 3357 loss periods and the Gilbert fit of the fates the level's datagrams met.
@@ -359,6 +401,17 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         /// Loss-period lengths 1...16 one by one, then one entry of length 17 for every longer period.
         public var lossPeriodLengths: [LossPeriod]
         public var gilbert: GilbertFit
+
+        public init(datagrams: Int, lost: Int, loss: Double? = nil, lossPeriods: Int, meanLossPeriod: Double? = nil,
+                    lossPeriodLengths: [LossPeriod], gilbert: GilbertFit) {
+            self.datagrams = datagrams
+            self.lost = lost
+            self.loss = loss
+            self.lossPeriods = lossPeriods
+            self.meanLossPeriod = meanLossPeriod
+            self.lossPeriodLengths = lossPeriodLengths
+            self.gilbert = gilbert
+        }
     }
 
     public struct Intervals: Codable, Sendable, Hashable {
@@ -487,6 +540,11 @@ public struct SimulateReport: Codable, Sendable, Hashable {
         public struct Dropped: Codable, Sendable, Hashable {
             public var level: String
             public var overhead: Double
+
+            public init(level: String, overhead: Double) {
+                self.level = level
+                self.overhead = overhead
+            }
         }
 
         public init(direction: String, level: String, withinBudget: Bool, reason: String) {

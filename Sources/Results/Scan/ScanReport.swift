@@ -1,6 +1,3 @@
-public import ProbeClient
-import PathMetrics
-
 /// `scan.json`: one entry per resolver-domain pair, the synced MTU over accepted pairs, and how it was run.
 ///
 /// Schema 1 readers still read it: version 1 added only optional keys (`loss`, `lossExceeded`,
@@ -30,7 +27,7 @@ public struct ScanReport: Codable, Sendable, Hashable {
     public var endToEnd: ScanEndToEnd?
     /// What the scan's congestion window did (AIMD on the queries in flight, RFC 5681 3.1); nil
     /// without congestion control and in reports made before it.
-    public var congestion: CongestionWindow.Stats?
+    public var congestion: CongestionWindowStats?
     /// `scan --server masterdnsvpn`: the probes were the engine's own MTU-test requests to the
     /// user's server (the figures are the engine's, measured); nil for a scan of `serve`.
     public var server: ScanServerProbing?

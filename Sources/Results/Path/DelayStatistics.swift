@@ -1,8 +1,7 @@
 public import Base
-import Histogram
 
 /// Round-trip (or one-way) delay percentiles from an HdrHistogram of microseconds (3 significant digits,
-/// so every figure is within 0.1 % of the recorded value).
+/// so every figure is within 0.1 % of the recorded value); computed by `DelayPercentiles(nanoseconds:)` (PathMetrics).
 public struct DelayPercentiles: Codable, Sendable, Hashable {
     public var samples: Int
     @NullCoded public var min: Double?
@@ -14,26 +13,16 @@ public struct DelayPercentiles: Codable, Sendable, Hashable {
     public var cdf: [Double]?
     @NullCoded public var reason: String?
 
-    /// Longest delay the histogram tracks: one hour, far past any Tmax.
-    static let highestMicros: UInt64 = 3_600_000_000
-
-    /// `nanoseconds` in, milliseconds out.
-    public init(nanoseconds values: [UInt64]) {
-        samples = values.count
-        guard !values.isEmpty else {
-            reason = "no delays measured"
-            return
-        }
-        var h = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: Self.highestMicros,
-                                  numberOfSignificantValueDigits: .three)
-        for v in values { _ = h.record(Swift.min(Swift.max(1, v / 1000), Self.highestMicros)) }
-        func ms(_ micros: UInt64) -> Double { Double(micros) / 1000 }
-        min = ms(h.min)
-        p50 = ms(h.valueAtPercentile(50))
-        p90 = ms(h.valueAtPercentile(90))
-        p99 = ms(h.valueAtPercentile(99))
-        max = ms(h.maxRecorded)
-        cdf = (1...100).map { ms($0 == 100 ? h.maxRecorded : h.valueAtPercentile(Double($0))) }
+    public init(samples: Int, min: Double? = nil, p50: Double? = nil, p90: Double? = nil, p99: Double? = nil, max: Double? = nil,
+                cdf: [Double]? = nil, reason: String? = nil) {
+        self.samples = samples
+        self.min = min
+        self.p50 = p50
+        self.p90 = p90
+        self.p99 = p99
+        self.max = max
+        self.cdf = cdf
+        self.reason = reason
     }
 }
 

@@ -1,4 +1,4 @@
-public import EngineModels
+public import Results
 
 extension ScanPair {
     /// What the probes measured for this pair, as the engine models read it: the longest intact
@@ -18,23 +18,13 @@ extension ScanPair {
     }
 }
 
-/// One engine's figures over a scan: every usable pair in that engine's units and the values one
-/// configuration of it can use (`EngineModel.synced`).
-public struct EngineScan: Sendable, Hashable, Codable {
-    public var engine: Engine
-    public var name: String
-    /// The engine source (repository, commit, files) the model's facts come from.
-    public var source: SourceCitation
-    public var synced: SyncedFigures
-    /// The texts the engine reads, written under `exports/<engine>/` in the report directory.
-    public var exports: [ExportFile]
-
+extension EngineScan {
+    /// One engine's figures over a scan: every usable pair in that engine's units and the values one
+    /// configuration of it can use (`EngineModel.synced`).
     public init(model: any EngineModel, pairs: [ScanPair]) {
-        engine = model.engine
-        name = model.engine.displayName
-        source = model.citation
-        synced = model.synced(pairs.filter(\.usable).map(\.measurement))
-        exports = model.exports(synced)
+        let synced = model.synced(pairs.filter(\.usable).map(\.measurement))
+        self.init(engine: model.engine, name: model.engine.displayName, source: model.citation, synced: synced,
+                  exports: model.exports(synced))
     }
 
     /// Figures for every engine in `engines` over `pairs` (the pairs the exports may take: accepted and
