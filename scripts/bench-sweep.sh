@@ -10,13 +10,15 @@
 #  3. the anchor, in the same run: the stateful `scan` of 1,024 addresses of the same /16 (a /22)
 #     with its defaults (2 s timeout, 2 attempts, 256 pairs at once), and its cost per address
 #     scaled to the /16.
-# RATE (default 5000), SEED (default 21), ANCHOR=0 to skip the anchor.
+# RATE (default 5000), SEED (default 21), ANSWERING (the share that answers, default 0.02; issue 27's
+# target is with 0.03), ANCHOR=0 to skip the anchor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --product tunnelprobe >/dev/null
 bin=$(realpath .build/release/tunnelprobe)
 rate=${RATE:-5000}
 seed=${SEED:-21}
+answering=${ANSWERING:-0.02}
 work=$(mktemp -d)
 simpid=""
 cleanup() {
@@ -26,7 +28,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 start_sim() {  # $1: directory
-  "$bin" lab internet --dir "$1" --seed "$seed" --answering 0.02 >/dev/null &
+  "$bin" lab internet --dir "$1" --seed "$seed" --answering "$answering" >/dev/null &
   simpid=$!
   for _ in $(seq 1 300); do [ -f "$1/ready" ] && return 0; sleep 0.1; done
   echo "lab internet did not get ready" >&2; exit 1
@@ -71,6 +73,11 @@ if mode == "full":
     expected = {h["address"] for h in hosts if h["behaviour"] in ("honest", "slow", "rateLimited")}
     print(f"MTU scan: {len(scan['pairs'])} pairs, {len(accepted)} accepted; of the {len(expected)} honest/slow/rate-limited "
           f"{len(expected & accepted)} accepted, {len(accepted - expected)} accepted outside them (lossy)")
+    # Every honest host's MTU within 4 bytes of its limit (issue 27): the largest answer that came whole.
+    size = {p["resolver"].split(":")[0]: (p.get("download") or {}).get("responseSize") for p in scan["pairs"] if p["accepted"]}
+    limits = {h["address"]: h["udpLimit"] for h in hosts if h["behaviour"] == "honest"}
+    off = [(a, limit, size.get(a)) for a, limit in limits.items() if size.get(a) is None or abs(size[a] - limit) > 4]
+    print(f"honest hosts' download MTU within 4 bytes of their UDP limit: {len(limits) - len(off)} of {len(limits)}; off {off[:5]}")
 print(f"sweep probes seen by the hosts: {probes['sweepProbes']} to {probes['addressesProbed']} addresses, "
       f"{len(probes['probedTwice'])} probed twice")
 PY
