@@ -15,7 +15,8 @@
 #     198.19.0.0/16 only, its default blocklist replaced by an empty one because that list holds
 #     198.18.0.0/15) and `sweep --sweep-only` over the /16 at 50,000 and 200,000 pps and unlimited
 #     (ZMap -r 0, sweep --rate 1000000): packets per second sent and hosts found, and the ratio.
-# BIN=path uses that binary instead of building; RATE (default 5000), SEED (default 21), ANCHOR=0 to skip the anchor, ZMAP=0 to skip the ZMap
+# BIN=path uses that binary instead of building; RATE (default 5000), SEED (default 21), ANSWERING (the share
+# that answers, default 0.02; issue 27's target is with 0.03), ANCHOR=0 to skip the anchor, ZMAP=0 to skip the ZMap
 # comparison, ONLY_ZMAP=1 to run the comparison alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,7 @@ bin=$(realpath .build/release/tunnelprobe)
 fi
 rate=${RATE:-5000}
 seed=${SEED:-21}
+answering=${ANSWERING:-0.02}
 work=$(mktemp -d)
 simpid=""
 clientns=""
@@ -35,8 +37,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-start_sim() {  # $1: directory, $2: answering share (default 0.02)
-  "$bin" lab internet --dir "$1" --seed "$seed" --answering "${2:-0.02}" >/dev/null &
+start_sim() {  # $1: directory, $2: answering share (default: ANSWERING)
+  "$bin" lab internet --dir "$1" --seed "$seed" --answering "${2:-$answering}" >/dev/null &
   simpid=$!
   for _ in $(seq 1 300); do [ -f "$1/ready" ] && return 0; sleep 0.1; done
   echo "lab internet did not get ready" >&2; exit 1
@@ -81,6 +83,11 @@ if mode == "full":
     expected = {h["address"] for h in hosts if h["behaviour"] in ("honest", "slow", "rateLimited")}
     print(f"MTU scan: {len(scan['pairs'])} pairs, {len(accepted)} accepted; of the {len(expected)} honest/slow/rate-limited "
           f"{len(expected & accepted)} accepted, {len(accepted - expected)} accepted outside them (lossy)")
+    # Every honest host's MTU within 4 bytes of its limit (issue 27): the largest answer that came whole.
+    size = {p["resolver"].split(":")[0]: (p.get("download") or {}).get("responseSize") for p in scan["pairs"] if p["accepted"]}
+    limits = {h["address"]: h["udpLimit"] for h in hosts if h["behaviour"] == "honest"}
+    off = [(a, limit, size.get(a)) for a, limit in limits.items() if size.get(a) is None or abs(size[a] - limit) > 4]
+    print(f"honest hosts' download MTU within 4 bytes of their UDP limit: {len(limits) - len(off)} of {len(limits)}; off {off[:5]}")
 print(f"sweep probes seen by the hosts: {probes['sweepProbes']} to {probes['addressesProbed']} addresses, "
       f"{len(probes['probedTwice'])} probed twice")
 PY

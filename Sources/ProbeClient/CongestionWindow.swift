@@ -18,7 +18,20 @@ import Synchronization
 /// has answered in this scan, of a kind that passed before (an echo probe, a control probe, a
 /// confirmation probe, a size re-checked below a timed-out one), when more than a tenth of a
 /// window's worth of them are lost and from at least two resolvers (one lossy path is its own loss,
-/// measured by its confirmation, not the scan's congestion). A size probe's own timeout is not a
+/// measured by its confirmation, not the scan's congestion).
+///
+/// Loss that belongs to one resolver is not the scan's congestion either (`lossRule`): a range scan
+/// meets resolvers that drop a share of what they get, rate-limit, or answer late, and their
+/// timeouts, counted as the scan's, held the window at its floor for the rest of a sweep (issue 27).
+/// The scan's own congestion (its socket buffers, a shared first hop, one server behind many
+/// addresses) loses answers from every resolver alike; a resolver that loses far more than the
+/// scan does at the same time is losing its own. So each resolver's expected answers and losses
+/// are counted, and so is the scan's recent loss share (a moving average over about the last
+/// `recentSpan` expected answers); a resolver whose losses are at least
+/// `ownLossMinimum` and whose share lost is more than `ownLossFactor` times the scan's recent
+/// share is judged individually lossy for the rest of the scan: its answers and losses leave the
+/// blocks and the scan's share, so they neither cause nor dilute a decrease. Its own loss is still
+/// measured, by its confirmation probes (`ScanPair.loss`). A size probe's own timeout is not a
 /// signal: silently dropping names or answers above a size is a size limit, common on real paths
 /// (fragmented answers), and must not throttle the scan. Queries to a resolver that has never
 /// answered do not take a place in the window either (most addresses of a range scan are silent
@@ -60,6 +73,13 @@ public final class CongestionWindow: Sendable {
 
     public static let timeoutRule = CongestionWindowStats.timeoutRule
 
+    public static let lossRule = "A lost answer that should have come (an echo, control or confirmation probe to a resolver that "
+        + "answered before) is a congestion signal; more than a tenth of about a window of them, from at least two resolvers, halves "
+        + "the window. A resolver with at least \(ownLossMinimum) losses whose share of lost answers is more than "
+        + "\(Int(ownLossFactor)) times the scan's recent share (over about its last \(recentSpan) such answers) is individually lossy (it drops, "
+        + "rate-limits or is slow on its own): its answers and losses are left out of that count for the rest of the scan, and "
+        + "its loss is measured by its confirmation probes."
+
     /// Runs `body` with its queries sent only when the scan is quiet (`acquire(quiet:)`).
     public static func quietly<T>(_ body: () async -> T) async -> T {
         await $quiet.withValue(true) { await body() }
@@ -92,6 +112,23 @@ public final class CongestionWindow: Sendable {
     static let lossShare = 0.1
     /// ... with at least this many expected answers judged.
     static let minimumBlock = 10
+    /// A resolver is individually lossy with at least this many losses of its own ...
+    static let ownLossMinimum = 2
+    /// ... when its share of expected answers lost is above this many times the scan's recent share.
+    static let ownLossFactor = 3.0
+    /// The scan's recent loss share averages about this many expected answers: short, so that it
+    /// follows the onset of the scan's own congestion before a resolver's second loss comes (with
+    /// the span of a window, 64 or more, it lagged, and resolvers that lost with the others were
+    /// judged lossy on their own).
+    static let recentSpan = minimumBlock * 2
+
+    /// One resolver's expected answers and how many of them were lost (`lossRule`).
+    private struct Record {
+        var done = 0
+        var lost = 0
+        /// Judged individually lossy: left out of the blocks and the scan's share from then on.
+        var own = false
+    }
 
     private struct State {
         var block = Block()
@@ -108,6 +145,37 @@ public final class CongestionWindow: Sendable {
         /// Uncounted queries in flight (to resolvers that never answered), quiet retries left out.
         var uncounted = 0
         var quietWaiters: Deque<(id: UInt64, continuation: CheckedContinuation<Void, Never>)> = []
+        /// Every answering resolver's expected answers (`lossRule`).
+        var records: [Endpoint: Record] = [:]
+        /// The scan's recent share of expected answers lost, a moving average over about the last
+        /// `recentSpan` of them (resolvers judged individually lossy left out), and how many it has seen.
+        var recentShare = 0.0
+        var recentCount = 0
+
+        /// Counts one expected answer of `resolver`; false when its loss is its own (`lossRule`), so
+        /// the answer goes to no block.
+        mutating func recordExpected(_ resolver: Endpoint, lost: Bool) -> Bool {
+            var record = records[resolver] ?? Record()
+            defer { records[resolver] = record }
+            record.done += 1
+            if lost { record.lost += 1 }
+            if record.own {
+                if lost { stats.ownLosses = (stats.ownLosses ?? 0) + 1 }
+                return false
+            }
+            if lost, record.lost >= CongestionWindow.ownLossMinimum, recentCount >= CongestionWindow.minimumBlock,
+               Double(record.lost) / Double(record.done) > CongestionWindow.ownLossFactor * recentShare {
+                // Individually lossy: this loss and every later answer are its own.
+                record.own = true
+                stats.ownLossResolvers = (stats.ownLossResolvers ?? 0) + 1
+                stats.ownLosses = (stats.ownLosses ?? 0) + 1
+                return false
+            }
+            // The plain average of the first `recentSpan` answers, then an exponential one.
+            recentCount += 1
+            recentShare += ((lost ? 1 : 0) - recentShare) / Double(min(recentCount, CongestionWindow.recentSpan))
+            return true
+        }
 
         /// Quiet: nothing waits for the window and at most half a window of queries is in flight.
         /// Quiet retries themselves do not count, so retries to dead addresses never hold each other up.
@@ -127,7 +195,7 @@ public final class CongestionWindow: Sendable {
         self.floor = max(1, min(floor, self.ceiling))
         let start = max(self.floor, min(initial, self.ceiling))
         state = Mutex(State(window: Double(start), ssthresh: Double(self.ceiling),
-                            stats: Stats(initialWindow: start, ceiling: self.ceiling, floor: self.floor)))
+                            stats: Stats(initialWindow: start, ceiling: self.ceiling, floor: self.floor, lossRule: Self.lossRule)))
     }
 
     public var stats: Stats {
@@ -233,7 +301,7 @@ public final class CongestionWindow: Sendable {
                 if answered { s.stats.quietRetriesAnswered = (s.stats.quietRetriesAnswered ?? 0) + 1 }
             }
             // The share of expected answers lost is judged over blocks of about a window of them.
-            if expected, answered || s.alive.contains(resolver) {
+            if expected, answered || s.alive.contains(resolver), s.recordExpected(resolver, lost: !answered) {
                 s.block.done += 1
                 if !answered {
                     s.block.lost += 1

@@ -97,12 +97,10 @@ public struct Prober: Sendable {
         NoncePool.shared.next()
     }
 
+    /// The query for `name`: RD set, an OPT record advertising `ednsSize` (the id is the engine's).
+    /// Written straight to bytes (`DNSMessage.queryBytes`, the same bytes as serializing the message).
     func message(name: DNSName, type: DNSType) throws(DNSWireError) -> [UInt8] {
-        var header = DNSHeader(id: 0)
-        header.recursionDesired = true
-        let m = DNSMessage(header: header, questions: [DNSQuestion(name: name, type: type)],
-                           edns: EDNS(udpPayloadSize: ednsSize))
-        return try m.serialized()
+        DNSMessage.queryBytes(id: 0, name: name, type: type, recursionDesired: true, udpPayloadSize: ednsSize)
     }
 
     func exchange(_ bytes: [UInt8], resolver: Endpoint, question: DNSQuestion) async -> (DNSMessage?, ProbeOutcome) {
@@ -238,7 +236,7 @@ public struct Prober: Sendable {
         if reply.receivedCharacters != sent.count {
             outcome.failure = .wrongSize
             outcome.detail = "\(reply.receivedCharacters) of \(sent.count) characters arrived"
-        } else if reply.digest != Keystream.digest(sent) {
+        } else if !Keystream.digest(of: sent, is: reply.digest) {
             if reply.integrity == .caseChanged {
                 outcome.caseChanged = true
                 if encoding.isCaseSensitive { outcome.failure = .caseChanged }

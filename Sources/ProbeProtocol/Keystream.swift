@@ -35,6 +35,17 @@ public enum Keystream {
         return hasher.finalize().withUnsafeBytes { Array($0.prefix(8)) }
     }
 
+    /// Whether `digest` is `digest(bytes)`, without building the digest array.
+    public static func digest(of bytes: [UInt8], is digest: [UInt8]) -> Bool {
+        guard digest.count == 8 else { return false }
+        var hasher = SHA256()
+        bytes.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        return hasher.finalize().withUnsafeBytes { computed in
+            for index in 0..<8 where computed[index] != digest[index] { return false }
+            return true
+        }
+    }
+
     /// Constant-time comparison for tags.
     public static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }

@@ -37,8 +37,11 @@ public struct ProbeMeta: Hashable, Sendable {
     /// Kind-specific: for `download`, bytes 0-1 the requested payload size and 2-3 the record type.
     public var parameters: [UInt8]
 
+    /// No parameters: one shared array rather than a new one per probe.
+    public static let noParameters = [UInt8](repeating: 0, count: parameterLength)
+
     public init(kind: ProbeKind, encoding: LabelEncoding = .base32, nonce: [UInt8], totalCharacters: Int,
-                parameters: [UInt8] = Array(repeating: 0, count: ProbeMeta.parameterLength)) {
+                parameters: [UInt8] = ProbeMeta.noParameters) {
         precondition(nonce.count == Self.nonceLength && parameters.count == Self.parameterLength)
         self.kind = kind
         self.encoding = encoding
@@ -111,10 +114,25 @@ public struct ProbeMeta: Hashable, Sendable {
         Keystream.tag(key: key, zone.lowercased().presentationBytes, body)
     }
 
-    /// The 48 lowercase base32 characters of the sealed meta block.
+    /// The 48 lowercase base32 characters of the sealed meta block: `body` and its tag (`tag`),
+    /// built on the stack, one array per probe (the characters).
     public func sealed(zone: DNSName, key: ProbeKey) -> [UInt8] {
-        let b = body
-        return LabelEncoding.base32.encode(b + Self.tag(body: b, zone: zone, key: key))
+        withUnsafeTemporaryAllocation(byteCount: Self.byteCount, alignment: 1) { block in
+            let bodyLength = Self.byteCount - Self.tagLength
+            block[0] = Self.version << 4 | kind.rawValue
+            block[1] = Self.encodingCode(encoding)
+            for (index, byte) in nonce.prefix(Self.nonceLength).enumerated() { block[2 + index] = byte }
+            block[10] = UInt8(truncatingIfNeeded: totalCharacters >> 8)
+            block[11] = UInt8(truncatingIfNeeded: totalCharacters)
+            for (index, byte) in parameters.prefix(Self.parameterLength).enumerated() { block[12 + index] = byte }
+            var hmac = key.keyedHMAC
+            zone.withLowercasedPresentationBytes { hmac.update($0) }
+            hmac.update(UnsafeRawBufferPointer(rebasing: block[0..<bodyLength]))
+            hmac.finalize { mac in
+                for index in 0..<Self.tagLength { block[bodyLength + index] = mac[index] }
+            }
+            return LabelEncoding.base32.encode(UnsafeRawBufferPointer(block))
+        }
     }
 
     /// Reads and authenticates the meta block at the start of `characters`.

@@ -7,7 +7,10 @@ public import DNSWire
 public enum ProbeName {
     /// The payload characters of a probe: meta block then filler drawn from the encoding's alphabet.
     public static func characters(meta: ProbeMeta, zone: DNSName, key: ProbeKey) -> [UInt8] {
-        meta.sealed(zone: zone, key: key) + filler(meta: meta, key: key)
+        let sealed = meta.sealed(zone: zone, key: key)
+        // An echo probe is its meta block alone.
+        guard meta.totalCharacters > ProbeMeta.characterCount else { return sealed }
+        return sealed + filler(meta: meta, key: key)
     }
 
     public static func build(meta: ProbeMeta, zone: DNSName, key: ProbeKey) throws(ProbeError) -> DNSName {
@@ -23,7 +26,8 @@ public enum ProbeName {
         }
         let chars = characters(meta: meta, zone: zone, key: key)
         do {
-            return (try DNSName(labels: QNameCapacity.labels(splitting: chars) + zone.labels), chars)
+            // The labels of `QNameCapacity.labels(splitting:)` then the zone's, built flat.
+            return (try DNSName(payload: chars, under: zone), chars)
         } catch {
             throw ProbeError(.outOfRange, "probe name does not fit: \(error)")
         }

@@ -74,7 +74,7 @@ public struct ProbeReply: Hashable, Sendable {
         // The tag over the bytes in place: the arrays `sealed` builds cost a third of judging a reply
         // (perf of a closed loop, issue 27).
         var hmac = key.keyedHMAC
-        hmac.update([0x52])
+        withUnsafeBytes(of: UInt8(0x52)) { hmac.update($0) }
         hmac.update(nonce)
         let verifies = bytes.withUnsafeBytes { raw in
             hmac.update(UnsafeRawBufferPointer(rebasing: raw[0..<bodyLength]))

@@ -61,17 +61,51 @@ import Testing
         // A size probe's own timeout (not expected) is no signal.
         #expect(!window.complete(await window.acquire(a), resolver: a, answered: false, expected: false))
         #expect(window.stats.decreases == 1)
+        // The scan's own congestion: two more resolvers losing alike, down to the floor.
+        let c = Endpoint(address: .v4(0xC000_0203), port: 53), d = Endpoint(address: .v4(0xC000_0204), port: 53)
         for _ in 0..<20 {
-            await expectedAnswers(window, 10)
-            window.complete(await window.acquire(a), resolver: a, answered: false, expected: true)
-            window.complete(await window.acquire(b), resolver: b, answered: false, expected: true)
+            await expectedAnswers(window, 5, from: c)
+            await expectedAnswers(window, 5, from: d)
+            window.complete(await window.acquire(c), resolver: c, answered: false, expected: true)
+            window.complete(await window.acquire(d), resolver: d, answered: false, expected: true)
         }
         #expect(window.window == 2 && window.stats.smallestWindow == 2)
+        #expect(window.stats.ownLossResolvers == 1, "b lost every expected answer while a lost a fifth")
     }
 
     /// `n` expected queries answered one at a time (they fill the loss block, not the window).
-    func expectedAnswers(_ window: CongestionWindow, _ n: Int) async {
-        for _ in 0..<n { window.complete(await window.acquire(a), resolver: a, answered: true, expected: true) }
+    func expectedAnswers(_ window: CongestionWindow, _ n: Int, from resolver: Endpoint? = nil) async {
+        let resolver = resolver ?? a
+        for _ in 0..<n { window.complete(await window.acquire(resolver), resolver: resolver, answered: true, expected: true) }
+    }
+
+    /// Issue 27, item 3: resolvers that lose on their own (a range scan's lossy and rate-limited hosts)
+    /// do not shrink the scan's window, while the others answer (`CongestionWindow.lossRule`).
+    /// Without the rule the first block with their losses halves the window, and every block after it.
+    @Test func individuallyLossyResolversDoNotShrinkTheWindow() async {
+        let window = CongestionWindow(ceiling: 64, initial: 64, floor: 8)
+        let c = Endpoint(address: .v4(0xC000_0203), port: 53), d = Endpoint(address: .v4(0xC000_0204), port: 53)
+        await expectedAnswers(window, 2, from: c)
+        await expectedAnswers(window, 2, from: d)
+        await expectedAnswers(window, 40)
+        for _ in 0..<30 {
+            await expectedAnswers(window, 6)
+            window.complete(await window.acquire(c), resolver: c, answered: false, expected: true)
+            window.complete(await window.acquire(d), resolver: d, answered: false, expected: true)
+        }
+        #expect(window.stats.decreases == 0 && window.window == 64, "\(window.stats)")
+        #expect(window.stats.ownLossResolvers == 2 && window.stats.ownLosses == 58, "\(window.stats)")
+        #expect(window.stats.signals == 2)
+        // The rest of the scan still signals its own congestion: a and b losing alike halve the window.
+        window.complete(await window.acquire(b), resolver: b, answered: true, expected: true)
+        for _ in 0..<10 {
+            await expectedAnswers(window, 4)
+            await expectedAnswers(window, 4, from: b)
+            window.complete(await window.acquire(a), resolver: a, answered: false, expected: true)
+            window.complete(await window.acquire(b), resolver: b, answered: false, expected: true)
+        }
+        #expect(window.stats.decreases > 0 && window.window < 64, "\(window.stats)")
+        #expect(window.stats.ownLossResolvers == 2)
     }
 
     /// A full window makes the next query wait until a place frees.

@@ -3,6 +3,10 @@
 /// bits. No '=' padding, since '=' cannot appear in a hostname label.
 internal enum BitPacking {
     static func encode(_ bytes: [UInt8], bits: Int, alphabet: [UInt8]) -> [UInt8] {
+        bytes.withUnsafeBytes { encode($0, bits: bits, alphabet: alphabet) }
+    }
+
+    static func encode(_ bytes: UnsafeRawBufferPointer, bits: Int, alphabet: [UInt8]) -> [UInt8] {
         let count = (bytes.count * 8 + bits - 1) / bits
         let mask = UInt32(1) << bits - 1
         return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in

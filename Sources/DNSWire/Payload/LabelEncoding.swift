@@ -52,6 +52,16 @@ public enum LabelEncoding: String, CaseIterable, Sendable, Codable {
         }
     }
 
+    /// As `encode(_:)`, from bytes in place (a probe's meta block is built on the stack).
+    public func encode(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        switch self {
+        case .base32: BitPacking.encode(bytes, bits: 5, alphabet: LabelEncoding.base32Alphabet)
+        case .base36: Base36.encode(Array(bytes))
+        case .base64url: BitPacking.encode(bytes, bits: 6, alphabet: LabelEncoding.base64urlAlphabet)
+        case .base128: BitPacking.encode(bytes, bits: 7, alphabet: LabelEncoding.base128Alphabet)
+        }
+    }
+
     /// Throws `.invalidEncoding` at the offset of the first character outside the alphabet. The
     /// bit-packed encodings also refuse lengths no byte count encodes to and nonzero padding
     /// bits, so every accepted text is the one canonical encoding of its bytes.

@@ -67,7 +67,8 @@ extension WireReader {
         message.answers = try readSection(answerCount, "answer")
         message.authorities = try readSection(authorityCount, "authority")
 
-        message.additionals.reserveCapacity(additionalCount)
+        // Usually the one additional record is the OPT, which goes to `edns`: no room reserved for it.
+        if additionalCount > 1 { message.additionals.reserveCapacity(additionalCount) }
         for _ in 0..<additionalCount {
             let recordStart = offset
             let record = try readRecord()

@@ -44,6 +44,41 @@ public struct DNSName: Hashable, Sendable, CustomStringConvertible {
         self.storage = storage
     }
 
+    /// `payload` cut into labels of `QNameCapacity.maxLabelCharacters` (all full but the last, as
+    /// `QNameCapacity.labels(splitting:)` cuts them) in front of `zone`: the same name as
+    /// `DNSName(labels: QNameCapacity.labels(splitting: payload) + zone.labels)`, written straight
+    /// into the flat storage (a probe name per query; the label arrays cost more than the name).
+    public init(payload: [UInt8], under zone: DNSName) throws(DNSWireError) {
+        let labelLength = QNameCapacity.maxLabelCharacters
+        let labels = (payload.count + labelLength - 1) / labelLength
+        let total = payload.count + labels + zone.storage.count
+        guard total + 1 <= DNSName.maxWireLength else {
+            throw DNSWireError(.nameTooLong, "name needs \(total + 1) octets on the wire, more than 255")
+        }
+        let zoneStorage = zone.storage
+        storage = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            var written = 0
+            var start = 0
+            payload.withUnsafeBufferPointer { source in
+                while start < source.count {
+                    let end = min(start + labelLength, source.count)
+                    buffer[written] = UInt8(truncatingIfNeeded: end - start)
+                    written += 1
+                    for index in start..<end {
+                        buffer[written] = source[index]
+                        written += 1
+                    }
+                    start = end
+                }
+            }
+            for byte in zoneStorage {
+                buffer[written] = byte
+                written += 1
+            }
+            initialized = written
+        }
+    }
+
     /// Parses dotted presentation text (RFC 1035 5.1): an optional trailing dot, "." or "" for
     /// the root, `\DDD` (three decimal digits, 0...255) and `\X` (X taken literally) escapes.
     /// Unescaped bytes outside printable ASCII are refused, so a stray space or a non-ASCII
@@ -201,27 +236,51 @@ public struct DNSName: Hashable, Sendable, CustomStringConvertible {
         if storage.isEmpty { return [UInt8(ascii: ".")] }
         var out: [UInt8] = []
         out.reserveCapacity(storage.count + 8)
+        writePresentation(lowercased: false) { out.append($0) }
+        return out
+    }
+
+    /// `lowercased().presentationBytes`, handed to `body` from a buffer on the stack: what a probe's
+    /// tag binds, once per probe, without the two arrays (issue 27, item 9).
+    public func withLowercasedPresentationBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        if storage.isEmpty {
+            return withUnsafeBytes(of: UInt8(ascii: ".")) { body($0) }
+        }
+        // At most 4 characters per storage byte (a \DDD escape).
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: storage.count * 4) { buffer in
+            var written = 0
+            writePresentation(lowercased: true) { byte in
+                buffer[written] = byte
+                written += 1
+            }
+            return body(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[0..<written])))
+        }
+    }
+
+    /// The presentation bytes one at a time (`presentationBytes`), of the lowercased name with `lowercased`.
+    @inline(__always)
+    private func writePresentation(lowercased: Bool, _ emit: (UInt8) -> Void) {
         var index = 0
         while index < storage.count {
-            if index > 0 { out.append(UInt8(ascii: ".")) }
+            if index > 0 { emit(UInt8(ascii: ".")) }
             let labelLength = Int(storage[index])
-            for byte in storage[(index + 1)..<(index + 1 + labelLength)] {
+            for raw in storage[(index + 1)..<(index + 1 + labelLength)] {
+                let byte = lowercased ? DNSName.foldCase(raw) : raw
                 switch DNSName.escapedWidth(byte) {
                 case 1:
-                    out.append(byte)
+                    emit(byte)
                 case 2:
-                    out.append(UInt8(ascii: "\\"))
-                    out.append(byte)
+                    emit(UInt8(ascii: "\\"))
+                    emit(byte)
                 default:
-                    out.append(UInt8(ascii: "\\"))
-                    out.append(48 + byte / 100)
-                    out.append(48 + (byte / 10) % 10)
-                    out.append(48 + byte % 10)
+                    emit(UInt8(ascii: "\\"))
+                    emit(48 + byte / 100)
+                    emit(48 + (byte / 10) % 10)
+                    emit(48 + byte % 10)
                 }
             }
             index += labelLength + 1
         }
-        return out
     }
 
     // MARK: - Case and hierarchy
@@ -239,6 +298,8 @@ public struct DNSName: Hashable, Sendable, CustomStringConvertible {
 
     public func equalsIgnoringCase(_ other: DNSName) -> Bool {
         guard storage.count == other.storage.count else { return false }
+        // Mostly the very same bytes (an answer echoes the question): one memcmp.
+        if storage == other.storage { return true }
         for index in storage.indices where DNSName.foldCase(storage[index]) != DNSName.foldCase(other.storage[index]) {
             return false
         }

@@ -20,6 +20,13 @@ public struct CongestionWindowStats: Codable, Sendable, Hashable {
     public var quietRetriesAnswered: Int? = 0
     /// When a timeout is evidence that a pair does not answer, in words (the rule this scan applied).
     public var timeoutRule: String? = CongestionWindowStats.timeoutRule
+    /// Resolvers judged individually lossy (`lossRule`), and the timeouts of expected answers that
+    /// were theirs and so no congestion signal. (Optional: reports written before the rule have neither.)
+    public var ownLossResolvers: Int? = 0
+    public var ownLosses: Int? = 0
+    /// Which lost answers count as the scan's congestion, in words (the rule this scan applied;
+    /// `CongestionWindow.lossRule` in ProbeClient, which owns the constants it names).
+    public var lossRule: String?
 
     /// When a timeout is evidence that a pair does not answer (`CongestionWindow` applies it).
     public static let timeoutRule = "A reachability or echo timeout is evidence only when its probe was sent while the scan was quiet "
@@ -27,7 +34,8 @@ public struct CongestionWindowStats: Codable, Sendable, Hashable {
         + "was in flight; a timeout sent while the scan was busy or met by a decrease is retried when the scan is quiet, and the pair "
         + "is called unreachable only when that quiet retry times out too."
 
-    public init(initialWindow: Int, ceiling: Int, floor: Int) {
+    public init(initialWindow: Int, ceiling: Int, floor: Int, lossRule: String? = nil) {
+        self.lossRule = lossRule
         self.initialWindow = initialWindow
         self.ceiling = ceiling
         self.floor = floor
