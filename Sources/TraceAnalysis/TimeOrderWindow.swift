@@ -26,37 +26,13 @@ struct TimeOrderWindow {
     /// An event with its reading order in `serial`.
     private typealias Entry = TraceEvent
 
-    /// The memory of the in-order ring, taken all at once with the first event (growing by doubling
-    /// would hold the old and the new buffer at the peak). Only the memory: the positions are plain
-    /// fields of the window, read and written without reference counting or exclusivity checks.
-    final class RingMemory {
-        let capacity: Int
-        let events: UnsafeMutablePointer<TraceEvent>
-
-        init(capacity: Int) {
-            self.capacity = capacity
-            events = .allocate(capacity: capacity)
-        }
-
-        deinit {
-            events.deallocate()
-        }
-
-        /// A copy holding the same events at the same places (events are plain values: a byte copy).
-        func copy() -> RingMemory {
-            let r = RingMemory(capacity: capacity)
-            UnsafeMutableRawPointer(r.events).copyMemory(from: events, byteCount: capacity * MemoryLayout<TraceEvent>.stride)
-            return r
-        }
-    }
-
     let windowNanos: Int64
     let maxEvents: Int
     /// The events that arrived in order (times never decrease along it), in a fixed ring; nil until the
     /// first event. From `start`: the `pending` events already released in ring order and not yet
     /// handed to the matcher, then the waiting ones. Released events reach the matcher straight from
     /// the ring, in batches, without a copy.
-    private var memory: RingMemory?
+    private var memory: RingMemory<TraceEvent>?
     private var ring = UnsafeMutablePointer<TraceEvent>(bitPattern: 64)!
     private var capacity = 0
     private var start = 0
@@ -86,11 +62,12 @@ struct TimeOrderWindow {
     private mutating func ownRing() {
         if memory == nil {
             // At most maxEvents + 1 wait (before `add` releases one), beside fewer than a batch released.
+            // Taken all at once (growing by doubling would hold the old and the new buffer at the peak).
             memory = RingMemory(capacity: maxEvents + Self.batch + 1)
         } else if !isKnownUniquelyReferenced(&memory) {
             memory = memory!.copy()
         }
-        ring = memory!.events
+        ring = memory!.elements
         capacity = memory!.capacity
     }
 

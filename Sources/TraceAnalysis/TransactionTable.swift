@@ -87,7 +87,7 @@ struct TransactionWindow {
     /// The transactions in send order: a ring of `ringMask + 1` entries (a power of two, doubled when
     /// full) in raw memory, `count` of them from `head`. Plain fields: the per-event code indexes it
     /// without the bounds, uniqueness and wrap checks of a Deque. `memory` owns it (`own()`).
-    private var memory: RingMemory
+    private var memory: RingMemory<Entry>
     private var ring: UnsafeMutablePointer<Entry>
     private var ringMask: Int
     private var head = 0
@@ -96,34 +96,13 @@ struct TransactionWindow {
     private var base: UInt64 = 1
     private(set) var indexedCount = 0
 
-    /// Owns the ring's memory (entries are plain values: copying is a byte copy).
-    final class RingMemory {
-        let capacity: Int
-        let entries: UnsafeMutablePointer<Entry>
-
-        init(capacity: Int) {
-            self.capacity = capacity
-            entries = .allocate(capacity: capacity)
-        }
-
-        deinit {
-            entries.deallocate()
-        }
-
-        func copy() -> RingMemory {
-            let r = RingMemory(capacity: capacity)
-            UnsafeMutableRawPointer(r.entries).copyMemory(from: entries, byteCount: capacity * MemoryLayout<Entry>.stride)
-            return r
-        }
-    }
-
     init(capacity: Int = 1024) {
         var size = 16
         while size < capacity * 2 { size <<= 1 }
         slots = [UInt64](repeating: 0, count: size)
         mask = size - 1
         memory = RingMemory(capacity: 64)
-        ring = memory.entries
+        ring = memory.elements
         ringMask = 63
     }
 
@@ -132,7 +111,7 @@ struct TransactionWindow {
     mutating func own() {
         guard !isKnownUniquelyReferenced(&memory) else { return }
         memory = memory.copy()
-        ring = memory.entries
+        ring = memory.elements
     }
 
     /// The entry `k` places after the oldest.
@@ -204,10 +183,10 @@ struct TransactionWindow {
 
     /// Doubles the ring, the entries keeping their order from index 0.
     private mutating func growRing() {
-        let bigger = RingMemory(capacity: (ringMask + 1) * 2)
-        for k in 0..<count { (bigger.entries + k).initialize(to: at(k).pointee) }
+        let bigger = RingMemory<Entry>(capacity: (ringMask + 1) * 2)
+        for k in 0..<count { (bigger.elements + k).initialize(to: at(k).pointee) }
         memory = bigger
-        ring = bigger.entries
+        ring = bigger.elements
         ringMask = bigger.capacity - 1
         head = 0
     }
