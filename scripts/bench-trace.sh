@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Trace benchmark (issue 4): `tunnelprobe trace` (release build) against a bare libpcap read loop over
-# the same synthetic capture, in the same run. Target: trace >= 1/3 of the loop's packet rate, and a
-# maximum RSS that does not grow with the number of answered queries (1M vs 2M packets).
+# Trace benchmark (issues 4 and 27): `tunnelprobe trace` (release build) against a bare libpcap read loop
+# over the same synthetic capture, in the same run. Target: trace >= 0.6 of the loop's packet rate
+# (issue 27; it was 1/3 in issue 4), and a maximum RSS that does not grow with the number of answered
+# queries (1M vs 2M packets).
 # The anchor (scripts/bench/pcaploop.c) times open + pcap_next_ex over every packet + close inside the
 # process; trace is timed as a whole process (start-up, reading, analysis, writing trace.json/.md).
 # Each round runs the anchor and trace back to back; every round is printed with the load average.
@@ -9,12 +10,17 @@
 # matching on the other); the anchor loop on one. trace's CPU time (user + system) is printed beside.
 #   scripts/bench-trace.sh            # 1M and 2M packets, 5 rounds each
 #   QUERIES="250000" ROUNDS=3 scripts/bench-trace.sh
+#   TUNNELPROBE_BIN=/path/to/release/tunnelprobe scripts/bench-trace.sh   # no build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
-swift build -c release --product tunnelprobe >/dev/null
-bin=$(realpath .build/release/tunnelprobe)
+if [ -n "${TUNNELPROBE_BIN:-}" ]; then  # a release binary built elsewhere (another scratch path)
+  bin=$(realpath "$TUNNELPROBE_BIN")
+else
+  swift build -c release --product tunnelprobe >/dev/null
+  bin=$(realpath .build/release/tunnelprobe)
+fi
 cc=${CC:-$(command -v gcc || command -v clang)}  # the Swift toolchain brings clang
 "$cc" -O2 -o "$work/tracegen" scripts/bench/tracegen.c -lpcap
 "$cc" -O2 -o "$work/pcaploop" scripts/bench/pcaploop.c -lpcap
@@ -42,6 +48,6 @@ ratios = [float(r) for r in sys.argv[2].split()]
 print(f"  ({t['queries']} queries, {t['answered']} answered, {t['lost']} lost, {t['duplicates']} duplicates, "
       f"RTT p50 {t['rttMs']['p50']} ms p99 {t['rttMs']['p99']} ms)")
 print(f"  ratio median {statistics.median(ratios):.2f}, min {min(ratios):.2f}, max {max(ratios):.2f} "
-      f"(target >= 0.33: {sum(r >= 1 / 3 for r in ratios)} of {len(ratios)} rounds)")
+      f"(target >= 0.6: {sum(r >= 0.6 for r in ratios)} of {len(ratios)} rounds)")
 PY
 done

@@ -39,11 +39,15 @@ public struct TraceAnalyzer {
     public mutating func read(path: String, stop: () -> Bool = { false }) throws(CaptureError) -> TraceFile {
         let reader = try CaptureFileReader(path: path, filter: options.filter)
         // Reading, decoding and the front end on a second thread, matching on this one (TracePipeline).
-        let pipeline = TracePipeline(reader: reader, front: front)
-        let (decoder, failure, front) = pipeline.run(stop: stop) { events in
-            self.order.push(events, to: &self.matcher)
+        // The time-order window too: the matching thread only matches. The window moves to the pipeline
+        // while it runs (a copy left here would make it copy the window's memory) and comes back.
+        let pipeline = TracePipeline(reader: reader, front: self.front, order: self.order)
+        self.order = TimeOrderWindow(windowNanos: 0, maxEvents: 1)
+        let (decoder, failure, front, order) = pipeline.run(stop: stop) { events in
+            self.matcher.events(events)
         }
         self.front = front
+        self.order = order
         records += reader.records
         decodedPackets += decoder.decoded
         undecoded.add(decoder.undecoded)

@@ -2,11 +2,11 @@ import Capture
 import Foundation
 import Synchronization
 
-/// Runs libpcap's reading, the link/IP/UDP decoding and `TraceFrontEnd` (DNS port filter, TCP
-/// reassembly, question scan, resolver and domain tables) on a thread of its own and hands the
-/// resulting `TraceEvent`s to the caller's thread, which matches transactions: two cores instead of
-/// one. Order is kept: the events reach `body` exactly as `CaptureFileReader.forEachFrame` +
-/// `PacketDecoder.decode` + `TraceFrontEnd.packet` would produce them on one thread.
+/// Runs the reading, the link/IP/UDP decoding, `TraceFrontEnd` (DNS port filter, TCP reassembly,
+/// question scan, resolver and domain tables) and the time-order window on a thread of its own and
+/// hands the resulting `TraceEvent`s to the caller's thread, which matches transactions: two cores
+/// instead of one. Order is kept: the events reach `body` exactly as `CaptureFileReader.forEachFrame` +
+/// `PacketDecoder.decode` + `TraceFrontEnd.packet` + `TimeOrderWindow` would release them on one thread.
 ///
 /// The batches form a fixed ring (`slotCount` arrays of `batchEvents` events), recycled as the consumer
 /// finishes them: memory is fixed, whatever the file. Events carry no packet bytes. The two sides meet
@@ -40,6 +40,9 @@ final class TracePipeline: @unchecked Sendable {
 
     private let reader: CaptureFileReader
     private var front: TraceFrontEnd
+    /// The time-order window (TimeOrderWindow) also runs on the reading thread: the batches carry the
+    /// events it released, in time order, and the matching thread only matches.
+    private var order: TimeOrderWindow
     private var decoder: PacketDecoder
     private var failure: CaptureError?
     private let slots: [Batch]
@@ -47,9 +50,10 @@ final class TracePipeline: @unchecked Sendable {
     private let full = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
 
-    init(reader: CaptureFileReader, front: TraceFrontEnd) {
+    init(reader: CaptureFileReader, front: TraceFrontEnd, order: TimeOrderWindow) {
         self.reader = reader
         self.front = front
+        self.order = order
         decoder = PacketDecoder(linkType: reader.linkType)
         slots = (0..<Self.slotCount).map { _ in Batch() }
     }
@@ -60,7 +64,7 @@ final class TracePipeline: @unchecked Sendable {
     /// error that ended the file early, if any, and the front end with its tables and counts.
     func run(
         stop: () -> Bool = { false }, _ body: (UnsafeBufferPointer<TraceEvent>) -> Void
-    ) -> (decoder: PacketDecoder, error: CaptureError?, front: TraceFrontEnd) {
+    ) -> (decoder: PacketDecoder, error: CaptureError?, front: TraceFrontEnd, order: TimeOrderWindow) {
         let thread = Thread { [self] in produce() }
         thread.name = "tunnelprobe-read"
         thread.start()
@@ -76,7 +80,7 @@ final class TracePipeline: @unchecked Sendable {
             if stop() { stopRequested.store(true, ordering: .relaxed) }
         }
         // The last batch was handed over after the reader's final writes (the semaphore orders them).
-        return (decoder, failure, front)
+        return (decoder, failure, front, order)
     }
 
     private func produce() {
@@ -91,6 +95,11 @@ final class TracePipeline: @unchecked Sendable {
             front.deinitialize(count: 1).deallocate()
         }
         front.pointee.own()  // the caller's copy still shares the buffers
+        let order = UnsafeMutablePointer<TimeOrderWindow>.allocate(capacity: 1)
+        order.initialize(to: self.order)
+        self.order = TimeOrderWindow(windowNanos: 0, maxEvents: 1)  // the window is the thread's alone now
+        defer { order.deinitialize(count: 1).deallocate() }
+        order.pointee.own()
         // The batch being filled, also in raw memory (a captured variable would be boxed and retained
         // per event), holding an unretained reference: `slots` keeps every batch alive.
         let cursor = UnsafeMutablePointer<Cursor>.allocate(capacity: 1)
@@ -100,21 +109,25 @@ final class TracePipeline: @unchecked Sendable {
         cursor.pointee.batch._withUnsafeGuaranteedRef { $0.reset() }
         // The closures below reach the pipeline without retaining it per packet (it outlives the run).
         unowned(unsafe) let pipeline = self
+        let sink = UnsafeMutablePointer<BatchSink>.allocate(capacity: 1)
+        sink.initialize(to: BatchSink(pipeline: Unmanaged.passUnretained(self), cursor: cursor))
+        defer { sink.deallocate() }
         do {
             try reader.forEachFrame(stop: { pipeline.stopRequested.load(ordering: .relaxed) }) { frame, wireLength, time, link in
                 decoder.pointee.decode(frame, linkType: link, wireLength: wireLength, timestampNanos: time) { header, payload in
                     front.pointee.packet(header, payload, knownDomains: true) { event in
-                        if cursor.pointee.batch._withUnsafeGuaranteedRef({ $0.isFull }) { pipeline.handOver(cursor) }
-                        cursor.pointee.batch._withUnsafeGuaranteedRef { $0.append(event) }
+                        order.pointee.addOne(event, to: &sink.pointee)
                     }
                 }
             }
         } catch {
             failure = error
         }
+        order.pointee.flushReleased(&sink.pointee)
         decoder.pointee.finish()
         self.decoder = decoder.pointee
         self.front = front.pointee
+        self.order = order.pointee
         cursor.pointee.batch._withUnsafeGuaranteedRef { $0.last = true }
         full.signal()
     }
@@ -122,6 +135,21 @@ final class TracePipeline: @unchecked Sendable {
     private struct Cursor {
         var slot: Int
         var batch: Unmanaged<Batch>
+    }
+
+    /// Where the time-order window puts the events it releases: the batch being filled.
+    private struct BatchSink: TraceEventSink {
+        let pipeline: Unmanaged<TracePipeline>
+        let cursor: UnsafeMutablePointer<Cursor>
+
+        mutating func events(_ events: UnsafeBufferPointer<TraceEvent>) {
+            for e in events {
+                if cursor.pointee.batch._withUnsafeGuaranteedRef({ $0.isFull }) {
+                    pipeline._withUnsafeGuaranteedRef { $0.handOver(cursor) }
+                }
+                cursor.pointee.batch._withUnsafeGuaranteedRef { $0.append(e) }
+            }
+        }
     }
 
     /// Hands the full batch to the matching thread and waits for the next free one.

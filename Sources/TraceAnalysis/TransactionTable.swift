@@ -1,6 +1,5 @@
 import Base
 import Capture
-import DequeModule
 
 /// A transaction's identity: client address and port, resolver, DNS id, question (name hash, type),
 /// packed into four integers (32 bytes) so that comparing two keys is four integer compares.
@@ -85,8 +84,15 @@ struct TransactionWindow {
     /// table). A tag match is confirmed against the key in the ring.
     private var slots: [UInt64]
     private var mask: Int
-    private var ring = Deque<Entry>()
-    /// Serial of `ring.first`; serials are consecutive along the ring.
+    /// The transactions in send order: a ring of `ringMask + 1` entries (a power of two, doubled when
+    /// full) in raw memory, `count` of them from `head`. Plain fields: the per-event code indexes it
+    /// without the bounds, uniqueness and wrap checks of a Deque. `memory` owns it (`own()`).
+    private var memory: RingMemory<Entry>
+    private var ring: UnsafeMutablePointer<Entry>
+    private var ringMask: Int
+    private var head = 0
+    private(set) var count = 0
+    /// Serial of the oldest entry; serials are consecutive along the ring.
     private var base: UInt64 = 1
     private(set) var indexedCount = 0
 
@@ -95,12 +101,27 @@ struct TransactionWindow {
         while size < capacity * 2 { size <<= 1 }
         slots = [UInt64](repeating: 0, count: size)
         mask = size - 1
+        memory = RingMemory(capacity: 64)
+        ring = memory.elements
+        ringMask = 63
     }
 
-    var count: Int { ring.count }
-    var nextSerial: UInt64 { base + UInt64(ring.count) }
+    /// Makes the ring this window's own when a copy of the window shares it (value semantics: call
+    /// before a run of changes on a copy that may not be the only one).
+    mutating func own() {
+        guard !isKnownUniquelyReferenced(&memory) else { return }
+        memory = memory.copy()
+        ring = memory.elements
+    }
+
+    /// The entry `k` places after the oldest.
+    @inline(__always) private func at(_ k: Int) -> UnsafeMutablePointer<Entry> {
+        ring + ((head + k) & ringMask)
+    }
+
+    var nextSerial: UInt64 { base + UInt64(count) }
     /// The send time of the oldest transaction.
-    var oldestSent: Int64? { ring.first?.transaction.sent }
+    var oldestSent: Int64? { count > 0 ? ring[head].transaction.sent : nil }
 
     @inline(__always) private static func tag(_ hash: UInt64) -> UInt64 { hash >> 32 | 1 }
     @inline(__always) private func home(tag: UInt64) -> Int { Int(truncatingIfNeeded: tag >> 1) & mask }
@@ -118,7 +139,7 @@ struct TransactionWindow {
     /// The same for the index slots of the `count` oldest transactions (the next to leave).
     func touchOldest(_ count: Int) -> UInt64 {
         var sink: UInt64 = 0
-        for k in 0..<min(count, ring.count) { sink &+= touch(ring[k].key.hash) }
+        for k in 0..<min(count, self.count) { sink &+= touch(at(k).pointee.key.hash) }
         return sink
     }
 
@@ -132,7 +153,7 @@ struct TransactionWindow {
                 if word == 0 { return nil }
                 if word >> 32 == tag {
                     let serial = serial(word)
-                    if ring[Int(serial - base)].key == key { return serial }
+                    if at(Int(truncatingIfNeeded: serial &- base)).pointee.key == key { return serial }
                 }
                 i = (i + 1) & mask
             }
@@ -140,8 +161,8 @@ struct TransactionWindow {
     }
 
     subscript(serial: UInt64) -> Transaction {
-        get { ring[Int(serial - base)].transaction }
-        set { ring[Int(serial - base)].transaction = newValue }
+        get { at(Int(truncatingIfNeeded: serial &- base)).pointee.transaction }
+        set { at(Int(truncatingIfNeeded: serial &- base)).pointee.transaction = newValue }
     }
 
     /// Appends a transaction (its serial is `nextSerial`) and indexes it.
@@ -155,35 +176,55 @@ struct TransactionWindow {
             slots[i] = word
         }
         indexedCount += 1
-        ring.append(Entry(key: key, transaction: transaction))
+        if count > ringMask { growRing() }
+        at(count).initialize(to: Entry(key: key, transaction: transaction))
+        count += 1
+    }
+
+    /// Doubles the ring, the entries keeping their order from index 0.
+    private mutating func growRing() {
+        let bigger = RingMemory<Entry>(capacity: (ringMask + 1) * 2)
+        for k in 0..<count { (bigger.elements + k).initialize(to: at(k).pointee) }
+        memory = bigger
+        ring = bigger.elements
+        ringMask = bigger.capacity - 1
+        head = 0
     }
 
     /// Takes the oldest transaction out of the window and the index; returns it with its serial.
     mutating func removeOldest() -> (entry: Entry, serial: UInt64)? {
-        guard let entry = ring.popFirst() else { return nil }
+        guard count > 0 else { return nil }
+        let entry = ring[head]
+        head = (head + 1) & ringMask
+        count -= 1
         let serial = base
         if entry.indexed { unindex(hash: entry.key.hash, serial: serial) }
         base += 1
         return (entry, serial)
     }
 
-    /// Empties the window and the index; returns the transactions, oldest first.
-    mutating func removeAll() -> Deque<Entry> {
-        let entries = ring
-        base += UInt64(ring.count)
-        ring = Deque()
+    /// The transaction `k` places after the oldest (`k < count`).
+    func entry(_ k: Int) -> Entry {
+        precondition(k >= 0 && k < count)
+        return at(k).pointee
+    }
+
+    /// Empties the window and the index.
+    mutating func removeAll() {
+        base += UInt64(count)
+        head = 0
+        count = 0
         slots = [UInt64](repeating: 0, count: 16)
         mask = 15
         indexedCount = 0
-        return entries
     }
 
     /// Drops a transaction from the index (a new one reuses its key); it leaves the ring in its turn.
     mutating func retire(_ serial: UInt64) {
-        let i = Int(serial - base)
-        guard ring[i].indexed else { return }
-        ring[i].indexed = false
-        unindex(hash: ring[i].key.hash, serial: serial)
+        let entry = at(Int(truncatingIfNeeded: serial &- base))
+        guard entry.pointee.indexed else { return }
+        entry.pointee.indexed = false
+        unindex(hash: entry.pointee.key.hash, serial: serial)
     }
 
     private mutating func unindex(hash: UInt64, serial: UInt64) {

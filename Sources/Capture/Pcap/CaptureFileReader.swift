@@ -21,6 +21,12 @@ public final class CaptureFileReader {
     public private(set) var records = 0
     private var handle: OpaquePointer?
     private var pcapng: PcapngReader?
+    /// A classic pcap's records from a memory map, when libpcap's loop can be taken over (MappedPcapRecords).
+    private var mapped: MappedPcapRecords?
+    /// The stdio buffer of a classic pcap's stream (freed after `pcap_close` closed the stream).
+    private var streamBuffer: UnsafeMutablePointer<CChar>?
+    /// 256 KiB: 760 reads for a 200 MB capture; small enough to stay in the processor's cache.
+    static let readBuffer = 1 << 18
 
     /// Every link type seen so far (pcapng interfaces can differ; after reading, all of the file's).
     public var linkTypes: [LinkType] { pcapng.map { $0.linkTypes.isEmpty ? [linkType] : $0.linkTypes } ?? [linkType] }
@@ -28,7 +34,12 @@ public final class CaptureFileReader {
     /// The link types for a summary: "ETHERNET", or "ETHERNET+RAW" for a mixed pcapng.
     public var linkTypeDescription: String { linkTypes.map(\.description).joined(separator: "+") }
 
-    public init(path: String, filter: String? = nil) throws(CaptureError) {
+    public convenience init(path: String, filter: String? = nil) throws(CaptureError) {
+        try self.init(path: path, filter: filter, mapRecords: true)
+    }
+
+    /// `mapRecords: false` reads every record through libpcap (the reference the map is tested against).
+    init(path: String, filter: String?, mapRecords: Bool) throws(CaptureError) {
         self.path = path
         let magic: UInt32
         switch Self.peekMagic(path) {
@@ -50,9 +61,20 @@ public final class CaptureFileReader {
             return
         }
         var errbuf = [CChar](repeating: 0, count: Int(CPcap_ERRBUF_SIZE))
-        guard let p = pcap_open_offline_with_tstamp_precision(path, CPcap_TSTAMP_PRECISION_NANO, &errbuf) else {
+        // libpcap reads the file through stdio, whose buffer is a page: one read(2) per 4 KiB, 48,000 for
+        // a 200 MB capture. The file is opened here with a buffer of `readBuffer` bytes instead (set
+        // before the first read, as setvbuf requires); libpcap reads and checks every record as before.
+        guard let file = fopen(path, "rb") else {
+            throw CaptureError(.cannotOpen, "cannot open (\(String(cString: strerror(errno))))", source: path)
+        }
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: Self.readBuffer)
+        setvbuf(file, buffer, _IOFBF, Self.readBuffer)
+        guard let p = pcap_fopen_offline_with_tstamp_precision(file, CPcap_TSTAMP_PRECISION_NANO, &errbuf) else {
+            fclose(file)  // libpcap closes it only when it opened
+            buffer.deallocate()
             throw CaptureError(.corrupt, CaptureError.text(errbuf), source: path, offset: 0)
         }
+        streamBuffer = buffer
         handle = p
         linkType = LinkType(dlt: pcap_datalink(p))
         snapLength = Int(pcap_snapshot(p))
@@ -62,6 +84,8 @@ public final class CaptureFileReader {
                 let message = String(cString: pcap_geterr(p))
                 pcap_close(p)
                 handle = nil
+                streamBuffer?.deallocate()
+                streamBuffer = nil
                 throw CaptureError(.badFilter, "filter \"\(filter)\": \(message)", source: path)
             }
             defer { pcap_freecode(&program) }
@@ -69,13 +93,18 @@ public final class CaptureFileReader {
                 let message = String(cString: pcap_geterr(p))
                 pcap_close(p)
                 handle = nil
+                streamBuffer?.deallocate()
+                streamBuffer = nil
                 throw CaptureError(.badFilter, "filter \"\(filter)\": \(message)", source: path)
             }
         }
+        if mapRecords { mapped = MappedPcapRecords(path: path, handle: p, magic: magic, filtered: filter?.isEmpty == false) }
     }
 
     deinit {
         if let handle { pcap_close(handle) }
+        streamBuffer?.deallocate()
+        mapped?.unmap()
     }
 
     /// Hands every record to `body` (frame bytes valid during the call, wire length, time in ns since
@@ -98,6 +127,10 @@ public final class CaptureFileReader {
                 records += 1
                 return records & 4095 != 0 || !stop()
             }, body)
+            return
+        }
+        if let mapped {
+            try forEachMappedFrame(mapped, stop: stop, body)
             return
         }
         guard let p = handle else { return }
@@ -130,6 +163,46 @@ public final class CaptureFileReader {
                 let stoppedAt = format == "pcap" ? offset : (pcap_file(p).map { Int(ftell($0)) } ?? 0)
                 throw CaptureError(.corrupt, message.isEmpty ? "read error" : message, source: path, offset: stoppedAt)
             }
+        }
+    }
+
+    /// The loop below over a memory map: the same records, times, checks and errors as libpcap's.
+    private func forEachMappedFrame(
+        _ file: MappedPcapRecords, stop: () -> Bool, _ body: (UnsafeRawBufferPointer, Int, Int64, LinkType) -> Void
+    ) throws(CaptureError) {
+        let linkType = self.linkType
+        // `offset` is where the loop below reports a record to start: 16 + the captured length after
+        // the one before, as the libpcap loop counts (a record cut to the snap length takes more of
+        // the file: `position` is where the next one really starts).
+        var offset = 24
+        var position = 24
+        // The map's pages already read are given back every 4 MiB (records before `position` are done).
+        var released = 0
+        let page = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
+        while let next = file.record(at: position) {
+            if position - released >= 1 << 22 {
+                let upTo = position - position % page
+                file.release(released..<upTo)
+                released = upTo
+            }
+            let r: MappedPcapRecords.Record
+            switch next {
+            case .record(let record): r = record
+            case .failure(let message): throw CaptureError(.corrupt, message, source: path, offset: offset)
+            }
+            records += 1
+            if records & 4095 == 0, stop() { return }
+            let start = offset
+            offset += 16 + r.captured
+            let data = file.base + position + 16
+            position += 16 + r.stored
+            let (whole, overflow) = r.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+            let (time, overflow2) = whole.addingReportingOverflow(r.fraction)
+            guard !overflow, !overflow2, time >= 0 else {
+                throw CaptureError(.timestampOutOfRange, "timestamp out of range (\(r.seconds) s): not between 1970 and 2262-04-11",
+                                   source: path, offset: start)
+            }
+            body(UnsafeRawBufferPointer(start: data, count: r.captured), r.wire, time, linkType)
         }
     }
 
