@@ -291,10 +291,14 @@ enum TunnelServers {
         func profile(_ engine: String, _ extra: [String: Any]) -> (engine: String, json: [String: Any]) {
             (engine, common.merging(["name": "lab \(engine)", "protocol": engine], uniquingKeysWith: { $1 }).merging(extra, uniquingKeysWith: { $1 }))
         }
+        // No `dns`: dnstt carries TCP only (its listener), so the sandbox's own DNS would go nowhere;
+        // names are resolved remotely by the server's SOCKS5 upstream (docs/VERIFY.md "dnstt").
         let dnstt: [(engine: String, json: [String: Any])] = t.dnsttDomain.flatMap { domain in
             t.dnsttPublicKeyFile.map { key in
-                [profile("dnstt", ["domain": domain, "resolvers": [["type": "udp", "address": "\(t.resolver):53"]],
-                                   "dnstt": ["pubkeyFile": key]])]
+                var made = profile("dnstt", ["domain": domain, "resolvers": [["type": "udp", "address": "\(t.resolver):53"]],
+                                             "dnstt": ["pubkeyFile": key]])
+                made.json["dns"] = nil
+                return [made]
             }
         } ?? []
         return dnstt + [
