@@ -1,6 +1,7 @@
 import Base
 import EngineModels
 import Foundation
+import Results
 import Testing
 @testable import TunnelVerify
 
@@ -180,5 +181,21 @@ struct DnsttEngineTests {
         #expect(doh.dataStallHint(log: "") == nil)
         let found = udp.diagnostics(log: try Self.fixture("udp-ok.client"))
         #expect(found.resolver == "udp 198.18.0.1:53" && found.session == "session d4cccd4c")
+    }
+
+    /// dnstt's DoT/DoH carrier is a TCP connection to the resolver: in the uplink capture it is the
+    /// carrier, not a DNS leak; TCP to a port-53 carrier stays DNS of its own (recorded live: before
+    /// this rule a DoT run counted its TLS packets as 65 leaked queries).
+    @Test func streamCarrierIsTCPToTheResolver() throws {
+        func tcp(to port: UInt16) -> [UInt8] {
+            let ip: [UInt8] = [0x45, 0, 0, 40, 0, 1, 0x40, 0, 64, 6, 0, 0, 198, 18, 0, 2, 198, 18, 0, 1]
+            let segment: [UInt8] = [0xc3, 0x50, UInt8(port >> 8), UInt8(port & 0xff), 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0, 0, 0, 0]
+            return SplitCheck.ethernet(ip + segment)
+        }
+        let dot = [try Endpoint(parsing: "198.18.0.1:853", defaultPort: 853)]
+        #expect(UplinkPacket.decode(tcp(to: 853), atMs: 0, carriers: dot, carrierDomain: "t.lab.test").kind == .carrier)
+        let udp = [try Endpoint(parsing: "198.18.0.1:53", defaultPort: 53)]
+        #expect(UplinkPacket.decode(tcp(to: 53), atMs: 0, carriers: udp, carrierDomain: "t.lab.test").kind == .dns)
+        #expect(UplinkPacket.decode(tcp(to: 443), atMs: 0, carriers: dot, carrierDomain: "t.lab.test").kind != .carrier)
     }
 }
