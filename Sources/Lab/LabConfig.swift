@@ -81,6 +81,13 @@ public struct LabConfig: Sendable, Codable, Hashable {
     /// responder, which the lab starts with `--forward` to it (`serve --forward`). nil or false: the
     /// responder alone holds the probe domain. Excludes `tunnelDomain`.
     public var tunnelBehindResponder: Bool?
+    /// dnstt-server's program, when the lab also runs dnstt (with the tunnel servers, for
+    /// `dnsttDomain`, in front of microsocks: `TunnelServers`); nil: no dnstt.
+    public var dnsttServer: String?
+
+    /// The domain the lab's dnstt-server serves: `d.` + the tunnel domain, delegated by unbound to
+    /// `TunnelServers.dnsttAddress`.
+    public var dnsttDomain: String? { dnsttServer == nil ? nil : tunnelDomain.map { "d.\($0)" } }
 
     /// Whether the lab runs the tunnel servers for the probe domain behind `serve --forward`.
     public var forwardsTunnel: Bool { tunnelBehindResponder == true }
@@ -115,8 +122,10 @@ public struct LabConfig: Sendable, Codable, Hashable {
         resolverIPRateLimit: Int? = nil,
         resolverTLS: Bool = false,
         resolverIPv6: Bool = false,
-        resolverStock: Bool = false
+        resolverStock: Bool = false,
+        dnsttServer: String? = nil
     ) {
+        self.dnsttServer = dnsttServer
         self.resolverTLS = resolverTLS ? true : nil
         self.resolverIPv6 = resolverIPv6 ? true : nil
         self.resolverStock = resolverStock ? true : nil
@@ -183,6 +192,10 @@ public struct LabConfig: Sendable, Codable, Hashable {
         }
         if software == .knot, iodineDomain != nil {
             throw LabError(.invalidConfig, "the tunnel servers run behind unbound only (its split-name rules); drop the tunnel domain or use unbound")
+        }
+        if let dnsttServer {
+            guard tunnelDomain != nil else { throw LabError(.invalidConfig, "dnstt-server runs with the tunnel servers: give a tunnel domain") }
+            guard dnsttServer.hasPrefix("/") else { throw LabError(.invalidConfig, "dnstt-server \"\(dnsttServer)\" is not an absolute path") }
         }
         if let tunnel = tunnelDomain {
             if let problem = LabConfig.domainProblem(tunnel) {

@@ -41,6 +41,13 @@ public struct LabTunnelServers: Sendable, Codable, Hashable {
     /// Ready `verify` / `resilience` / `scan --e2e` profiles (docs/VERIFY.md), one per engine the lab
     /// runs: engine name to the file in the lab's state directory. nil in labs made before them.
     public var profiles: [String: String]?
+    /// dnstt-server (when the lab runs it): its domain, its public key (hex) and key file, its `-mtu`.
+    /// Its upstream is microsocks on the server namespace's loopback, so the client's listener is a
+    /// SOCKS5 proxy.
+    public var dnsttDomain: String?
+    public var dnsttPublicKey: String?
+    public var dnsttPublicKeyFile: String?
+    public var dnsttMTU: Int?
 }
 
 enum TunnelServers {
@@ -51,6 +58,11 @@ enum TunnelServers {
     static let openvpnServer = "198.18.9.1", openvpnClient = "198.18.9.2"
     static let wireguardServer = "198.18.10.1/24", wireguardClient = "198.18.10.2/24"
     static let openvpnPort = 1194, wireguardPort = 51820
+    /// dnstt-server's address (UDP 53) and its upstream, microsocks on the server namespace's loopback.
+    static let dnsttAddress = "198.18.1.4"
+    static let dnsttUpstream = ("127.0.0.1", 1080)
+    /// dnstt-server's `-mtu` when the resolver has no UDP limit: dnstt's default.
+    static let dnsttDefaultMTU = 1232
     /// The size of nginx's `/bulk` answer: 1 MiB, more than any bulk download in the tests reads.
     static let bulkBytes = 1 << 20
     /// Behind the responder (`LabConfig.tunnelBehindResponder`): iodined moved to this port of the
@@ -221,8 +233,9 @@ enum TunnelServers {
                                        "allowed-ips", wireguardClient.replacingOccurrences(of: "/24", with: "/32")], logger: logger)
         try await CommandRunner.check([ip, "-n", srv, "address", "add", wireguardServer, "dev", wgDevice], logger: logger)
         try await CommandRunner.check([ip, "-n", srv, "link", "set", wgDevice, "up"], logger: logger)
+        let dnstt = try await startDnstt(config: config, topology: topology, directory: directory, ip: ip, logger: logger)
 
-        let servers = LabTunnelServers(
+        var servers = LabTunnelServers(
             domain: domain, resolver: LabTopology.resolverClientSideAddress, iodinePasswordFile: password,
             openvpnRemote: "\(listenAddress):\(openvpnPort)", openvpnKeyFile: openvpnKey,
             openvpnClientAddress: openvpnClient, openvpnServerAddress: openvpnServer,
@@ -230,6 +243,12 @@ enum TunnelServers {
             wireguardServerPublicKey: serverPublic, wireguardClientAddress: wireguardClient,
             whoamiURL: "http://\(internetAddress)/", bulkURL: "http://\(internetAddress)/bulk", bulkBytes: bulkBytes,
             exitAddress: internetServerSide, tunnelDNS: internetAddress)
+        if let dnstt {
+            servers.dnsttDomain = dnstt.domain
+            servers.dnsttPublicKey = dnstt.publicKey
+            servers.dnsttPublicKeyFile = dnstt.publicKeyFile
+            servers.dnsttMTU = dnstt.mtu
+        }
         var withProfiles = servers
         withProfiles.profiles = try writeProfiles(servers, directory: directory)
         let encoder = JSONEncoder()
@@ -240,6 +259,30 @@ enum TunnelServers {
                                    iodine: config.forwardsTunnel ? (LabTopology.serverAddress, forwardedPort) : (listenAddress, 53))
     }
 
+    /// dnstt-server for `config.dnsttDomain` on `dnsttAddress`, in front of microsocks, with a key
+    /// pair made for this lab; `-mtu` is the resolver's UDP limit (so answers pass it) or dnstt's
+    /// default. Nothing when the lab does not run dnstt.
+    static func startDnstt(config: LabConfig, topology: LabTopology, directory: String, ip: String,
+                           logger: Logger) async throws(LabError) -> (domain: String, publicKey: String, publicKeyFile: String, mtu: Int)? {
+        guard let server = config.dnsttServer, let domain = config.dnsttDomain else { return nil }
+        guard SystemCalls.exists(server) else { throw LabError(.missingTool, "dnstt-server not found at \(server)") }
+        let microsocks = try Toolbox.require("microsocks", package: "microsocks")
+        let srv = topology.namespace(.server)
+        let privateKey = directory + "/dnstt.key", publicKey = directory + "/dnstt.pub"
+        try? SystemCalls.removeTree(privateKey)
+        try? SystemCalls.removeTree(publicKey)
+        try await CommandRunner.check([server, "-gen-key", "-privkey-file", privateKey, "-pubkey-file", publicKey], logger: logger)
+        let key = SystemCalls.readText(publicKey)?.trimmingWhitespace ?? ""
+        let mtu = config.resolverUDPLimit.map { min($0, dnsttDefaultMTU) } ?? dnsttDefaultMTU
+        try await CommandRunner.check([ip, "-n", srv, "address", "add", dnsttAddress + "/24", "dev", topology.serverLink], logger: logger)
+        _ = try await launch("microsocks", [microsocks, "-i", dnsttUpstream.0, "-p", "\(dnsttUpstream.1)"],
+                             in: srv, directory: directory, ip: ip, logger: logger)
+        _ = try await launch("dnstt-server", [server, "-udp", "\(dnsttAddress):53", "-privkey-file", privateKey, "-mtu", "\(mtu)",
+                                              domain, "\(dnsttUpstream.0):\(dnsttUpstream.1)"],
+                             in: srv, directory: directory, ip: ip, logger: logger)
+        return (domain, key, publicKey, mtu)
+    }
+
     /// The profiles a user would otherwise write by hand from `lab status --json`: iodine through the
     /// lab's resolver, OpenVPN with its static key, WireGuard; each expects the lab's exit address and
     /// the tunnel-only resolver. The files are the user's to copy; the secrets stay in their own files.
@@ -248,7 +291,17 @@ enum TunnelServers {
         func profile(_ engine: String, _ extra: [String: Any]) -> (engine: String, json: [String: Any]) {
             (engine, common.merging(["name": "lab \(engine)", "protocol": engine], uniquingKeysWith: { $1 }).merging(extra, uniquingKeysWith: { $1 }))
         }
-        return [
+        // No `dns`: dnstt carries TCP only (its listener), so the sandbox's own DNS would go nowhere;
+        // names are resolved remotely by the server's SOCKS5 upstream (docs/VERIFY.md "dnstt").
+        let dnstt: [(engine: String, json: [String: Any])] = t.dnsttDomain.flatMap { domain in
+            t.dnsttPublicKeyFile.map { key in
+                var made = profile("dnstt", ["domain": domain, "resolvers": [["type": "udp", "address": "\(t.resolver):53"]],
+                                             "dnstt": ["pubkeyFile": key]])
+                made.json["dns"] = nil
+                return [made]
+            }
+        } ?? []
+        return dnstt + [
             profile("iodine", ["domain": t.domain, "resolvers": [["type": "udp", "address": "\(t.resolver):53"]],
                                "iodine": ["passwordFile": t.iodinePasswordFile]]),
             profile("openvpn", ["openvpn": ["remote": t.openvpnRemote, "keyFile": t.openvpnKeyFile,
@@ -296,7 +349,7 @@ enum TunnelServers {
             return (String(parts[0]), pid)
         }
         let listeners: [String: (String, Int)] = ["iodined": iodine, "unbound-tunnel": (internetAddress, 53),
-                                                   "openvpn": (listenAddress, openvpnPort)]
+                                                   "openvpn": (listenAddress, openvpnPort), "dnstt-server": (dnsttAddress, 53)]
         while true {
             var ready = true
             for (role, pid) in entries {

@@ -8,6 +8,8 @@ struct UnboundConfiguration: Sendable, Hashable {
     var stateDirectory: String
     /// Delegated to iodined (`TunnelServers`) when the lab runs the tunnel servers.
     var tunnelDomain: String?
+    /// Delegated to dnstt-server (`TunnelServers.dnsttAddress`) when the lab runs it.
+    var dnsttDomain: String?
     /// Whether the lab runs the tunnel servers (a tunnel domain, or iodined behind the responder).
     var tunnelServers: Bool
     var queriesPerThread: Int?
@@ -19,6 +21,7 @@ struct UnboundConfiguration: Sendable, Hashable {
     init(config: LabConfig, stateDirectory: String) {
         domain = config.domain
         tunnelDomain = config.tunnelDomain
+        dnsttDomain = config.dnsttDomain
         tunnelServers = config.iodineDomain != nil
         udpLimit = config.resolverUDPLimit
         upstreamEDNS = config.resolverUpstreamEDNS
@@ -114,6 +117,10 @@ struct UnboundConfiguration: Sendable, Hashable {
         text += "    stub-addr: \(LabTopology.serverAddress)@\(LabTopology.dnsPort)\n"
         if let tunnelDomain {
             text += "stub-zone:\n    name: \"\(tunnelDomain).\"\n    stub-addr: \(TunnelServers.listenAddress)@\(LabTopology.dnsPort)\n"
+        }
+        if let dnsttDomain {
+            // Inside the tunnel domain: unbound takes the closest stub zone.
+            text += "stub-zone:\n    name: \"\(dnsttDomain).\"\n    stub-addr: \(TunnelServers.dnsttAddress)@\(LabTopology.dnsPort)\n"
         }
         return text
     }

@@ -43,8 +43,12 @@ public struct EndToEndConfiguration: Sendable {
         configuration.checks = []
         configuration.deadline = deadline
         configuration.stateRoot = stateRoot
-        // A SOCKS-shaped engine (MasterDnsVPN) keeps its own listener unless --e2e-socks says otherwise.
-        if let socks { configuration.socks = socks }
+        // A SOCKS-shaped engine (MasterDnsVPN, dnstt) keeps its own listener unless --e2e-socks says
+        // otherwise; the engine's listener moves with it.
+        if let socks {
+            configuration.socks = socks
+            configuration.overrides.socks = socks
+        }
         configuration.bulk = bulk
         return configuration
     }

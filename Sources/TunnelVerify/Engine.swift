@@ -9,6 +9,10 @@ public enum EngineKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// `--engine-path`): SOCKS-shaped, started with a config written from a `masterdns` profile
     /// (`MasterDnsVPNConfig`); in no package registry.
     case masterdnsvpn
+    /// dnstt's client (`dnstt-client`, built from its Go source; in no package registry): a TCP
+    /// listener carried as smux streams to the server, whose SOCKS5 upstream makes it verify's
+    /// SOCKS endpoint (`DnsttClient`); UDP, DoT or DoH to the profile's first resolver.
+    case dnstt
     /// OpenVPN in static-key point-to-point mode (Debian `openvpn`).
     case openvpn
     /// WireGuard in user space: wireguard-go configured with `wg` (Debian `wireguard-go`, `wireguard-tools`).
@@ -18,8 +22,8 @@ public enum EngineKind: String, Sendable, Hashable, CaseIterable, Codable {
 }
 
 extension EngineKind {
-    /// The engine of a profile's protocol; nil for a protocol verify has no engine for (dnstt,
-    /// slipstream). Never another protocol's engine.
+    /// The engine of a profile's protocol; nil for a protocol verify has no engine for
+    /// (slipstream). Never another protocol's engine.
     public static func forProtocol(_ tunnelProtocol: Profile.TunnelProtocol) -> EngineKind? {
         switch tunnelProtocol {
         case .iodine: .iodine
@@ -27,7 +31,8 @@ extension EngineKind {
         case .openvpn: .openvpn
         case .wireguard: .wireguard
         case .custom: .command
-        case .dnstt, .slipstream: nil
+        case .dnstt: .dnstt
+        case .slipstream: nil
         }
     }
 }
@@ -93,6 +98,8 @@ struct Engine: Sendable {
     /// located with the other programs (`EngineRunConfiguration.prepared`).
     var pythonScriptPath: String?
     var pythonScript: MasterDnsVPNPythonScript?
+    /// dnstt: the profile normalized into the client's command line.
+    var dnstt: DnsttClient?
 
     /// The MasterDnsVPN edition, when the engine is MasterDnsVPN.
     var edition: MasterDnsVPNEdition? { masterdns?.edition }
@@ -161,6 +168,14 @@ struct Engine: Sendable {
             engine.carriers = config.resolvers
             engine.carrierDomain = config.domain
             engine.secret = try secret(settings, section: "masterdnsvpn", field: "password")
+        case .dnstt:
+            let client = try DnsttClient.normalize(profile, listener: overrides.socks, settings: settings)
+            engine.program = "dnstt-client"
+            engine.package = DnsttClient.package
+            engine.dnstt = client
+            engine.carriers = [client.resolver]
+            engine.carrierDomain = client.domain
+            engine.environment = client.environment
         case .openvpn:
             engine.program = "openvpn"
             engine.package = "openvpn"
@@ -223,6 +238,26 @@ struct Engine: Sendable {
         return engine
     }
 
+    /// dnstt-client accepts local connections only once its Noise handshake is done and logs
+    /// `begin stream` for each (`DnsttLog`): one connection made right after launch, and closed at
+    /// once (it waits in the listen queue), turns the handshake into a log line. Retried until the
+    /// client listens (at most 3 s, or the deadline); a connection that never comes leaves the
+    /// handshake pending, so the run times out with the log's reason.
+    static func knock(_ listener: Endpoint, sandbox: Sandbox, deadline: ContinuousClock.Instant) async {
+        let clock = ContinuousClock()
+        // The client opens its listener first thing (dnstt-client/main.go run): a few seconds is plenty.
+        let end = min(deadline, clock.now + .seconds(3))
+        while clock.now < end {
+            let connected = (try? await NamespaceThread.run(in: sandbox.namespacePath) { () -> Bool in
+                guard case .success(let fd) = SandboxProbes.connectTCP(host: listener.host, port: Int(listener.port), timeoutMs: 500) else { return false }
+                close(fd)
+                return true
+            }) ?? false
+            if connected || Task.isCancelled { return }
+            try? await clock.sleep(for: .milliseconds(100))
+        }
+    }
+
     /// What to install when no MasterDnsVPN client is found (it is in no package registry).
     static let masterDnsVPNPackage = "the MasterDnsVPN client is in no package registry: build the Go edition's cmd/client (github.com/masterking32/MasterDnsVPN) and put it on PATH as masterdnsvpn-client, or give --engine-path (the Go client, or the Python edition's client.py)"
 
@@ -250,7 +285,7 @@ struct Engine: Sendable {
     /// probes go through the engine's SOCKS5 and DNS listeners, and nothing reads the TUN, so
     /// whatever else is sent into it is dropped, never carried or leaked.
     func carriesDataOnTUN(socks: Endpoint?) -> Bool {
-        kind != .masterdnsvpn && usesTUN(socks: socks)
+        kind != .masterdnsvpn && kind != .dnstt && usesTUN(socks: socks)
     }
 
     /// Where MasterDnsVPN's files go in the sandbox's directory: the Go edition's config, or the
@@ -300,6 +335,8 @@ struct Engine: Sendable {
             }
             return env + [path, "-config", directory + "/" + MasterDnsVPNConfig.configFileName,
                           "-resolvers", directory + "/" + MasterDnsVPNConfig.resolverFileName] + extraArguments
+        case .dnstt:
+            return env + [path] + (dnstt?.arguments(extra: extraArguments) ?? extraArguments)
         case .iodine:
             // -r: never try raw UDP to the server, the session must go through the resolver.
             return env + [path, "-f", "-r", "-P", secret ?? "", "-d", tun] + extraArguments
@@ -322,10 +359,11 @@ struct Engine: Sendable {
     /// Steps after launch that configure the engine from outside (wireguard-go takes its keys and
     /// peer through `wg`).
     func configure(sandbox: Sandbox, tools: Tools, deadline: ContinuousClock.Instant) async throws(VerifyError) {
-        if kind == .masterdnsvpn {
+        if kind == .masterdnsvpn || kind == .dnstt {
             // The packet tunnel's own address (the seed's NEIPv4Settings): the engine has no TUN.
             try await Host.check([tools.ip, "-n", sandbox.namespace, "address", "replace", MasterDnsVPNConfig.tunAddress, "dev", sandbox.tunDevice])
             try await Host.check([tools.ip, "-n", sandbox.namespace, "link", "set", sandbox.tunDevice, "up"])
+            if let client = dnstt { await Self.knock(client.listener, sandbox: sandbox, deadline: deadline) }
             return
         }
         guard kind == .wireguard else { return }
@@ -365,6 +403,7 @@ struct Engine: Sendable {
             case .done(let evidence, _): return .done(evidence: evidence)
             }
         }
+        if kind == .dnstt { return DnsttLog(log).handshake }
         for marker in failureMarkers {
             if let line = log.split(whereSeparator: \.isNewline).first(where: { $0.contains(marker.text) }) {
                 return .failed(reason: marker.reason, words: String(line))
@@ -393,6 +432,7 @@ struct Engine: Sendable {
     /// Why data may not cross after a done handshake, from the engine's settings and log (iodine
     /// behind a QNAME-minimising resolver, `IodineNames`); nil when nothing is known.
     func dataStallHint(log: String) -> String? {
+        if kind == .dnstt { return dnstt?.transport == .udp ? DnsttLog.truncationHint : nil }
         guard kind == .iodine, let domain = carrierDomain else { return nil }
         return IodineNames(domain: domain, arguments: extraArguments).dataStallHint(log: log)
     }
@@ -407,6 +447,7 @@ struct Engine: Sendable {
     /// The engine's own line saying why it exited, when its log has one (MasterDnsVPN's Go edition
     /// "Client startup failed: ...", the Python edition's "Failed to parse config file ...").
     func exitWords(log: String) -> String? {
+        if kind == .dnstt { return DnsttLog(log).startupErrorLine }
         guard kind == .masterdnsvpn else { return nil }
         return MasterDnsVPNLog(log, edition: edition ?? .go).startupErrorLine
     }
@@ -430,6 +471,10 @@ struct Engine: Sendable {
             let missing = MasterDnsVPNLog(log, edition: edition ?? .go).missing
             return ("handshake timeout: \(missing.reason)", missing.line ?? Host.lastLine(log))
         }
+        if kind == .dnstt {
+            let reason = DnsttLog(log).timeoutReason
+            return (reason.reason, reason.words ?? Host.lastLine(log))
+        }
         if let stuck = handshakeStuck(log: log) { return (stuck.reason, stuck.line) }
         return ("handshake timeout: no evidence of a session", Host.lastLine(log))
     }
@@ -449,6 +494,8 @@ struct Engine: Sendable {
             return (parsed.sessionResolver ?? parsed.accepted.first, parsed.sessionID.map { "session id \($0)" })
         case .openvpn:
             return (carriers.first?.description, lines.first { $0.contains("Peer Connection Initiated") })
+        case .dnstt:
+            return (dnstt.map { "\($0.transport.rawValue) \($0.resolverArgument)" }, DnsttLog(log).session.map { "session \($0)" })
         case .wireguard:
             return (carriers.first?.description, nil)
         case .command:

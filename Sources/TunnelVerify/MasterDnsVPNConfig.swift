@@ -245,6 +245,11 @@ public enum EngineConfigText {
             overrides.password = "-"
         }
         let engine = try Engine.make(kind, profile: profile, overrides: overrides)
+        if let client = engine.dnstt {
+            // No config file: the command line is the config (the public key is no secret).
+            return "# dnstt-client command line (no config file)\n"
+                + (client.environment + [engine.program] + client.arguments(extra: engine.extraArguments)).joined(separator: " ") + "\n"
+        }
         guard let config = engine.masterdns else {
             return "# \(kind.rawValue): no config file; verify starts it from its command line with the profile's settings\n"
         }

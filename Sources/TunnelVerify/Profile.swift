@@ -16,6 +16,10 @@ public struct Profile: Sendable, Hashable {
     public struct Resolver: Sendable, Hashable, Codable {
         public var type: String
         public var endpoint: Endpoint
+        /// A DoH resolver's path (`https`, dnstt profiles only); nil is `/dns-query`.
+        public var path: String? = nil
+        /// The name TLS checks (`tls`/`https` written `...#name`, dnstt profiles only).
+        public var serverName: String? = nil
     }
 
     public struct MasterDNS: Sendable, Hashable, Codable {
@@ -95,7 +99,9 @@ public struct Profile: Sendable, Hashable {
     }
 
     static let fecDirections: Set<String> = ["download", "upload", "both"]
-    static let engineSections = ["iodine", "masterdnsvpn", "openvpn", "wireguard", "command"]
+    static let engineSections = ["iodine", "masterdnsvpn", "dnstt", "openvpn", "wireguard", "command"]
+    /// The resolver types a dnstt profile may also give, with their aliases.
+    static let streamTransports: [String: DNSTransport] = ["tls": .tls, "dot": .tls, "https": .https, "doh": .https]
 
     /// Parses and validates a profile document.
     public static func parse(_ bytes: [UInt8]) throws(ProfileError) -> Profile {
@@ -122,8 +128,28 @@ public struct Profile: Sendable, Hashable {
         for (index, item) in (try root.array("resolvers") ?? []).enumerated() {
             let entry = try JSONObject(item, path: "resolvers[\(index)]")
             let type = (try entry.string("type") ?? "udp").lowercased()
-            guard type == "udp" else { throw ProfileError(field: entry.name("type"), "\"\(type)\" is not supported (only udp)") }
             let address = try entry.requiredString("address")
+            if tunnelProtocol == .dnstt, let transport = streamTransports[type] {
+                // dnstt's client speaks DoT and DoH too (-dot, -doh): the transports' address forms.
+                var text = address.contains("://") ? address : "\(transport.rawValue)://\(address)"
+                // A bare DoH address takes the usual path (RFC 8484 names none; /dns-query is common).
+                if transport == .https, !address.contains("://"), !address.contains("/") {
+                    let cut = text.firstIndex(of: "#") ?? text.endIndex
+                    text.insert(contentsOf: ResolverTarget.defaultPath, at: cut)
+                }
+                let target: ResolverTarget
+                do { target = try ResolverTarget(parsing: text) } catch {
+                    throw ProfileError(field: entry.name("address"), "\"\(address)\": \(error)")
+                }
+                guard target.transport == transport else {
+                    throw ProfileError(field: entry.name("address"), "\"\(address)\" is not a \(type) address")
+                }
+                resolvers.append(Resolver(type: transport.rawValue, endpoint: target.endpoint, path: target.path, serverName: target.serverName))
+                continue
+            }
+            guard type == "udp" else {
+                throw ProfileError(field: entry.name("type"), "\"\(type)\" is not supported (only udp\(tunnelProtocol == .dnstt ? ", tls, https" : ""))")
+            }
             guard let endpoint = try? Endpoint(parsing: address, defaultPort: 53) else {
                 throw ProfileError(field: entry.name("address"), "\"\(address)\" is not ip, ip:port or [v6]:port")
             }

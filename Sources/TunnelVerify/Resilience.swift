@@ -59,7 +59,7 @@ public struct ResilienceConfiguration: EngineRunConfiguration {
         self.whoami = whoami
         self.seed = seed
         socks = engine.defaultSOCKS
-        bridgeTCP = engine == .masterdnsvpn
+        bridgeTCP = engine.bridgesTCP
     }
 
     /// `EngineRunConfiguration.preflight`, and the bridge's program when the run bridges TCP.
@@ -686,6 +686,8 @@ struct ResilienceSession: Sendable {
         case .masterdnsvpn: ["Session init attempt with", "Session restart requested", "Session reset requested",
                              // The Python edition's words (client.py _init_session, _handle_control_packet).
                              "Initializing session", "Session init failed via", "Session dropped by server"]
+        // dnstt-client: a new KCP conversation (dnstt-client/main.go run).
+        case .dnstt: ["begin session"]
         case .command: []
         }
     }

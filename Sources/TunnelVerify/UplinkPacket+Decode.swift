@@ -79,8 +79,11 @@ extension UplinkPacket {
         default:
             packet.transport = "ip proto \(proto)"
         }
+        // UDP to a carrier; TCP too when the carrier is not plain DNS (dnstt's DoT and DoH
+        // resolvers, ports 853 and 443): on port 53 a TCP query is DNS of its own.
         let isCarrier = carriers.contains { carrier in
-            carrier.host == packet.destination && Int(carrier.port) == packet.destinationPort && packet.transport == "udp"
+            carrier.host == packet.destination && Int(carrier.port) == packet.destinationPort
+                && (packet.transport == "udp" || (packet.transport == "tcp" && carrier.port != 53))
         }
         if isCarrier {
             if let domain = carrierDomain, packet.destinationPort == 53 {

@@ -88,7 +88,7 @@ public struct VerifyConfiguration: EngineRunConfiguration {
         self.whoami = whoami
         self.seed = seed
         socks = engine.defaultSOCKS
-        bridgeTCP = engine == .masterdnsvpn
+        bridgeTCP = engine.bridgesTCP
     }
 
     /// `EngineRunConfiguration.preflight`, and the bridge's program when the run bridges TCP.
@@ -101,7 +101,16 @@ public struct VerifyConfiguration: EngineRunConfiguration {
 
 extension EngineKind {
     /// Where a SOCKS-shaped engine listens unless `--socks` says otherwise.
-    public var defaultSOCKS: Endpoint? { self == .masterdnsvpn ? MasterDnsVPNConfig.defaultSOCKS : nil }
+    public var defaultSOCKS: Endpoint? {
+        switch self {
+        case .masterdnsvpn: MasterDnsVPNConfig.defaultSOCKS
+        case .dnstt: DnsttClient.defaultListener
+        default: nil
+        }
+    }
+
+    /// SOCKS-shaped engines whose sandbox TCP goes through the packet-flow bridge (`PacketBridge`).
+    public var bridgesTCP: Bool { self == .masterdnsvpn || self == .dnstt }
 }
 
 extension Profile {

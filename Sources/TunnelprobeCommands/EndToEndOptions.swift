@@ -21,7 +21,7 @@ struct EndToEndOptions: ParsableArguments {
     @Option(name: .customLong("e2e-profile"), help: "verify's profile for the engine (its settings and password; the resolver and domain are each pair's).")
     var profile: String?
 
-    @Option(name: .customLong("e2e-engine"), help: "Engine: iodine, masterdnsvpn or command (default: the engine of the profile's protocol).")
+    @Option(name: .customLong("e2e-engine"), help: "Engine: iodine, masterdnsvpn, dnstt or command (default: the engine of the profile's protocol).")
     var engine: String?
 
     @Option(name: .customLong("e2e-engine-path"), help: "The engine program, instead of looking it up on PATH (MasterDnsVPN's client is in no package: the Go edition's client, or the Python edition's client.py or its directory).")
@@ -70,7 +70,7 @@ struct EndToEndOptions: ParsableArguments {
         guard bulkTimeout > 0, bulkTimeout <= 600 else { throw ValidationError("--e2e-bulk-timeout must be in (0, 600] seconds") }
         guard deadline > 0, deadline <= 600 else { throw ValidationError("--e2e-deadline must be in (0, 600] seconds") }
         if let engine, EngineKind(rawValue: engine == "masterdns" ? "masterdnsvpn" : engine) == nil {
-            throw ValidationError("--e2e-engine \(engine): use iodine, masterdnsvpn or command")
+            throw ValidationError("--e2e-engine \(engine): use iodine, masterdnsvpn, dnstt or command")
         }
     }
 

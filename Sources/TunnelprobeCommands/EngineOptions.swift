@@ -6,10 +6,10 @@ import Results
 /// How `verify` and `resilience` pick and configure the tunnel engine: one option group, so both
 /// commands take the same flags and read them the same way.
 struct EngineOptions: ParsableArguments {
-    @Option(help: "Engine: iodine, masterdnsvpn, openvpn, wireguard, command (default: the one the profile's protocol names; never another protocol's).")
+    @Option(help: "Engine: iodine, masterdnsvpn, dnstt, openvpn, wireguard, command (default: the one the profile's protocol names; never another protocol's).")
     var engine: String?
 
-    @Option(help: "The engine program, instead of looking it up on PATH (MasterDnsVPN: the Go edition's client, or the Python edition's client.py or the directory holding it).")
+    @Option(help: "The engine program, instead of looking it up on PATH (MasterDnsVPN: the Go edition's client, or the Python edition's client.py or the directory holding it; dnstt: dnstt-client).")
     var enginePath: String?
 
     @Option(help: "MasterDnsVPN's Python edition (--engine-path client.py): the interpreter that runs it, e.g. a virtualenv's bin/python (default: python3 on PATH).")
@@ -24,7 +24,7 @@ struct EngineOptions: ParsableArguments {
     @Option(help: "File holding the engine password.")
     var passwordFile: String?
 
-    @Option(help: "Key file: OpenVPN static key or WireGuard private key.")
+    @Option(help: "Key file: OpenVPN static key, WireGuard private key, or dnstt server's public key (dnstt-client -pubkey-file).")
     var keyFile: String?
 
     @Option(name: .customLong("engine-arg"), help: "Extra argument for the engine (repeatable); MasterDnsVPN's Python edition takes none, so for it each is a config line KEY=VALUE (LOG_LEVEL=\"DEBUG\").")
@@ -57,7 +57,7 @@ struct EngineOptions: ParsableArguments {
         }
         // `masterdns` is the profile's name for the protocol; the engine is MasterDnsVPN.
         guard let value = EngineKind(rawValue: engine == "masterdns" ? "masterdnsvpn" : engine) else {
-            throw fail("--engine \(engine): use iodine, masterdnsvpn, openvpn, wireguard or command", .validationFailure)
+            throw fail("--engine \(engine): use iodine, masterdnsvpn, dnstt, openvpn, wireguard or command", .validationFailure)
         }
         if value != .command, value != own {
             throw fail("--engine \(engine) cannot run a \(profile.tunnelProtocol.rawValue) profile (protocol \"\(profile.tunnelProtocol.rawValue)\"): a profile runs only its own protocol's engine\(own.map { " (\($0.rawValue))" } ?? ""), or --engine command", .validationFailure)
@@ -67,7 +67,6 @@ struct EngineOptions: ParsableArguments {
 
     static func missingEngine(_ tunnelProtocol: Profile.TunnelProtocol) -> String {
         switch tunnelProtocol {
-        case .dnstt: "it needs dnstt-client, built from www.bamsoftware.com/git/dnstt.git, which verify does not drive yet"
         case .slipstream: "it needs slipstream-client, built from github.com/EndPositive/slipstream, which verify does not drive yet"
         default: "no engine"
         }

@@ -3,6 +3,7 @@ import Foundation
 import Impairment
 import Lab
 import Logging
+import OSLayer
 import TunnelVerify
 
 /// `tunnelprobe lab`: parses arguments and calls the Lab module.
@@ -117,10 +118,16 @@ extension LabCommand {
         @Flag(help: "Run the tunnel servers for --domain itself, iodined on 198.18.1.2:5300 behind the responder, which the lab starts with `serve --forward` (one delegation, as a user has). Not with --tunnel-domain.")
         var tunnelBehindResponder = false
 
+        @Option(help: "With --tunnel-domain: dnstt-server's program, run for d.<tunnel domain> on 198.18.1.4 in front of microsocks (default: dnstt-server on PATH, else no dnstt).")
+        var dnsttServer: String?
+
         @Flag(help: "Print the lab status as JSON.")
         var json = false
 
         func validate() throws {
+            if dnsttServer != nil, tunnelDomain == nil {
+                throw ValidationError("--dnstt-server runs with the tunnel servers: give --tunnel-domain")
+            }
             if tunnelBehindResponder, tunnelDomain != nil {
                 throw ValidationError("--tunnel-behind-responder serves --domain; drop --tunnel-domain")
             }
@@ -183,7 +190,11 @@ extension LabCommand {
                 resolverIPRateLimit: resolverIpRatelimit,
                 resolverTLS: resolverTls,
                 resolverIPv6: resolverIpv6,
-                resolverStock: resolverStock
+                resolverStock: resolverStock,
+                // dnstt is in no package: the lab runs it only when its server is there.
+                dnsttServer: tunnelDomain == nil ? nil
+                    : dnsttServer.map { $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0 }
+                        ?? Executables.locate("dnstt-server")
             )
             await LabCLI.reclaimOrphans(stateRoot: lab.stateRoot, logger: lab.logger)
             let status: LabStatus

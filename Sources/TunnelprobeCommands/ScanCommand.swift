@@ -166,6 +166,9 @@ struct ScanCommand: AsyncParsableCommand {
             guard named == "all" || EngineCatalog.parse(engine).engines == [.masterDnsVPNGo] else {
                 throw ValidationError("--server masterdnsvpn measures in MasterDnsVPN's (Go edition) own units; --engine must be masterdnsvpn")
             }
+        case "dnstt":
+            // docs/ENGINES.md "Probing dnstt-server without its private key".
+            throw ValidationError("--server dnstt: dnstt's server fills answers only for a Noise session, so what a resolver passes cannot be probed in its protocol; run `serve --forward` in front of it, or `scan --e2e --e2e-engine dnstt`")
         default:
             throw ValidationError("--server must be tunnelprobe or masterdnsvpn")
         }

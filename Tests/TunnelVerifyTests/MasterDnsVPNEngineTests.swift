@@ -89,11 +89,11 @@ struct MasterDnsVPNEngineTests {
         #expect { try Engine.make(.masterdnsvpn, profile: masterdns, overrides: overrides) } throws: { ($0 as? ProfileError)?.field == "--socks" }
     }
 
-    /// No protocol runs another protocol's engine; dnstt and slipstream have none in verify.
+    /// No protocol runs another protocol's engine; slipstream has none in verify.
     @Test func eachProtocolHasOnlyItsOwnEngine() {
         #expect(EngineKind.forProtocol(.masterdns) == .masterdnsvpn)
         #expect(EngineKind.forProtocol(.iodine) == .iodine)
-        #expect(EngineKind.forProtocol(.dnstt) == nil)
+        #expect(EngineKind.forProtocol(.dnstt) == .dnstt)
         #expect(EngineKind.forProtocol(.slipstream) == nil)
         #expect(EngineKind.forProtocol(.custom) == .command)
         for tunnelProtocol in Profile.TunnelProtocol.allCases {

@@ -166,7 +166,7 @@ struct MasterDnsVPNReplayLabTests {
         #expect(edition.status == 69 && edition.error.contains("not the MasterDnsVPN Python edition's client directory"), "\(edition.error)")
     }
 
-    @Test(arguments: ["dnstt", "slipstream"])
+    @Test(arguments: ["slipstream"])
     func protocolWithoutAnEngineIsExit69(name: String) async throws {
         try Self.gate.check()
         let scratch = try Scratch()
