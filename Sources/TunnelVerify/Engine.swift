@@ -250,7 +250,7 @@ struct Engine: Sendable {
         while clock.now < end {
             let connected = (try? await NamespaceThread.run(in: sandbox.namespacePath) { () -> Bool in
                 guard case .success(let fd) = SandboxProbes.connectTCP(host: listener.host, port: Int(listener.port), timeoutMs: 500) else { return false }
-                close(fd)
+                fd.close()
                 return true
             }) ?? false
             if connected || Task.isCancelled { return }

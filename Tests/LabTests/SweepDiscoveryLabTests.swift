@@ -1,6 +1,7 @@
 import Foundation
 import Lab
 import ProbeClient
+import Results
 import Reports
 import Testing
 import TestSupport
