@@ -1,6 +1,7 @@
 public import Base
 public import Results
 import DequeModule
+import Foundation
 import Synchronization
 
 /// Scan-wide congestion control: one window bounds the queries in flight to every resolver at once,
@@ -28,8 +29,8 @@ import Synchronization
 /// scan does at the same time is losing its own. So each resolver's expected answers and losses
 /// are counted, and so is the scan's recent loss share (a moving average over about the last
 /// `recentSpan` expected answers); a resolver whose losses are at least
-/// `ownLossMinimum` and whose share lost is more than `ownLossFactor` times the scan's recent
-/// share is judged individually lossy for the rest of the scan: its answers and losses leave the
+/// `ownLossMinimum` and improbable at the scan's recent share (`ownLossLevel`, a binomial upper
+/// tail) is judged individually lossy for the rest of the scan: its answers and losses leave the
 /// blocks and the scan's share, so they neither cause nor dilute a decrease. Its own loss is still
 /// measured, by its confirmation probes (`ScanPair.loss`). A size probe's own timeout is not a
 /// signal: silently dropping names or answers above a size is a size limit, common on real paths
@@ -75,8 +76,9 @@ public final class CongestionWindow: Sendable {
 
     public static let lossRule = "A lost answer that should have come (an echo, control or confirmation probe to a resolver that "
         + "answered before) is a congestion signal; more than a tenth of about a window of them, from at least two resolvers, halves "
-        + "the window. A resolver with at least \(ownLossMinimum) losses whose share of lost answers is more than "
-        + "\(Int(ownLossFactor)) times the scan's recent share (over about its last \(recentSpan) such answers) is individually lossy (it drops, "
+        + "the window. A resolver with at least \(ownLossMinimum) losses, so many that a resolver losing at the scan's recent share "
+        + "(over about its last \(recentSpan) such answers, at least \(shareFloor)) would lose as many with probability below "
+        + "\(ownLossLevel) (binomial upper tail), is individually lossy (it drops, "
         + "rate-limits or is slow on its own): its answers and losses are left out of that count for the rest of the scan, and "
         + "its loss is measured by its confirmation probes."
 
@@ -114,8 +116,38 @@ public final class CongestionWindow: Sendable {
     static let minimumBlock = 10
     /// A resolver is individually lossy with at least this many losses of its own ...
     static let ownLossMinimum = 2
-    /// ... when its share of expected answers lost is above this many times the scan's recent share.
-    static let ownLossFactor = 3.0
+    /// ... when that many losses or more in its expected answers would come with probability below
+    /// this level if it lost at the scan's recent share (binomial upper tail): one resolver among a
+    /// thousand that loses with the others (one overloaded server behind many addresses) is then
+    /// rarely taken for lossy by chance, while a resolver that loses most of what it gets is
+    /// judged after a few losses. (A plain ratio, three times the scan's share after two losses,
+    /// took 176 of 1,000 addresses of one overloaded unbound for lossy ones, and the window then
+    /// missed enough of the scan's own loss for 8 pairs to lose their download search.)
+    static let ownLossLevel = 0.001
+    /// The scan's share is taken as at least this when it is lower (a quiet scan with no recent
+    /// loss would otherwise make any second loss improbable).
+    static let shareFloor = 0.01
+
+    /// P(X >= k) for X ~ Binomial(n, p), summed term by term (n is a resolver's expected answers:
+    /// tens, at most thousands).
+    public static func binomialUpperTail(_ k: Int, of n: Int, share p: Double) -> Double {
+        guard k > 0 else { return 1 }
+        guard k <= n, p > 0 else { return 0 }
+        guard p < 1 else { return 1 }
+        // log of the k-th term: log C(n, k) + k log p + (n - k) log(1 - p).
+        var logTerm = Double(k) * Foundation.log(p) + Double(n - k) * Foundation.log1p(-p)
+        for i in 0..<k { logTerm += Foundation.log(Double(n - i) / Double(i + 1)) }
+        var term = Foundation.exp(logTerm)
+        var sum = term
+        var i = k
+        while i < n {
+            term *= Double(n - i) / Double(i + 1) * p / (1 - p)
+            sum += term
+            i += 1
+            if term < sum * 1e-12 { break }
+        }
+        return min(1, sum)
+    }
     /// The scan's recent loss share averages about this many expected answers: short, so that it
     /// follows the onset of the scan's own congestion before a resolver's second loss comes (with
     /// the span of a window, 64 or more, it lagged, and resolvers that lost with the others were
@@ -164,7 +196,8 @@ public final class CongestionWindow: Sendable {
                 return false
             }
             if lost, record.lost >= CongestionWindow.ownLossMinimum, recentCount >= CongestionWindow.minimumBlock,
-               Double(record.lost) / Double(record.done) > CongestionWindow.ownLossFactor * recentShare {
+               CongestionWindow.binomialUpperTail(record.lost, of: record.done,
+                                                  share: max(recentShare, CongestionWindow.shareFloor)) < CongestionWindow.ownLossLevel {
                 // Individually lossy: this loss and every later answer are its own.
                 record.own = true
                 stats.ownLossResolvers = (stats.ownLossResolvers ?? 0) + 1
