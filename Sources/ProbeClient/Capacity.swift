@@ -165,6 +165,16 @@ public struct PairCapacity: Sendable, Codable, Hashable {
     /// recovers below its limit.
     public var recovered: Bool?
     public var seconds: Double
+    /// How the queries reached the resolver (nil in reports written before issue 29: UDP).
+    public var transport: DNSTransport?
+    /// TCP, TLS and HTTPS only: the connections set up and failed during the measurement. Over a
+    /// stream transport the kernel retransmits lost segments, so a query not answered within Tmax
+    /// is a timeout (a stalled connection or a slow resolver), not a datagram lost on the path.
+    public var connections: ConnectionCounts?
+    /// TCP, TLS and HTTPS only: the RTT of one query sent before the first step, on connections not
+    /// yet open: the connection set-up (TCP, TLS 1.3 handshake, HTTP/2 settings) plus one exchange.
+    /// The steps' RTTs are on open connections.
+    public var firstQueryMs: Double?
 
     public init(resolver: String, domain: String, queryCharacters: Int, answerBytes: Int, steps: [CapacityStep],
                 sustainableRate: Double, troubledRate: Double?, limitedBy: CapacityLimit, evidence: String,
@@ -204,9 +214,11 @@ public struct CapacityProbe: Sendable {
 
     /// One paced step at `rate` queries per second: tunnel-shaped download probes (full-size names,
     /// full-size TXT answers), each judged by the prober.
+    /// `count`: the queries to send (default: the step's seconds at `rate`); `type`: the answers'
+    /// record type (`path` over a stream transport asks its own).
     func step(rate: Double, resolver: Endpoint, zone: DNSName, queryCharacters: Int, answerBytes: Int,
-              baselineMedianMs: Double?) async -> CapacityStep {
-        let count = max(2, Int((rate * settings.stepSeconds).rounded()))
+              baselineMedianMs: Double?, count planned: Int? = nil, type: DNSType = .txt) async -> CapacityStep {
+        let count = planned ?? max(2, Int((rate * settings.stepSeconds).rounded()))
         let interval = 1e9 / rate
         let clock = ContinuousClock()
         let start = clock.now
@@ -221,7 +233,7 @@ public struct CapacityProbe: Sendable {
                 if due > clock.now { try? await Task.sleep(until: due, clock: clock) }
                 lastSend = clock.now
                 group.addTask {
-                    let outcome = await prober.download(resolver, zone: zone, bytes: answerBytes, type: .txt, queryCharacters: queryCharacters)
+                    let outcome = await prober.download(resolver, zone: zone, bytes: answerBytes, type: type, queryCharacters: queryCharacters)
                     if !outcome.ok { failed.withLockedValue { $0 += 1 } }
                     return outcome
                 }
