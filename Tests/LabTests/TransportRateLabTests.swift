@@ -10,11 +10,14 @@ import TestSupport
 /// the lab's CA, as in `TransportLabTests`): a sustainable rate and RTTs per transport, the
 /// transport named per pair; over the stream transports the first query (connection set-up) and
 /// the connections set up are reported, and path gives no per-direction loss there.
-@Suite(.serialized, .enabled(if: transportLabGate.runs, "lab needs root, unbound, openssl, kdig and a built binary"))
+/// The lab with a CA (openssl).
+let transportRateLabGate = LabGate(tools: [("ip", "iproute2"), ("unbound", "unbound"), ("openssl", "openssl")], binary: true)
+
+@Suite(.serialized, .enabled(if: transportRateLabGate.runs, "lab needs root, unbound, openssl and a built binary"))
 struct TransportRateLabTests {
     @Test(.timeLimit(.minutes(2)))
     func rankAndPathGiveARateAndRTTPerTransport() async throws {
-        try transportLabGate.check()
+        try transportRateLabGate.check()
         try await withLab(config: LabConfig(name: scanLabName(), serverCommand: serveCommand(["--edns", "honor"]),
                                             resolverTLS: true, resolverIPv6: true)) { lab in
             let ca = LabCertificates.caPath(lab.stateDirectory)
@@ -76,7 +79,7 @@ struct TransportRateLabTests {
     /// pinned, which checks neither the chain nor the dates) is `httpStatus`.
     @Test(.timeLimit(.minutes(2)))
     func anExpiredCertificateAndAnHTTPErrorStatusAreNamed() async throws {
-        try transportLabGate.check()
+        try transportRateLabGate.check()
         try await withLab(config: LabConfig(name: scanLabName(), serverCommand: serveCommand(), resolverTLS: true,
                                             resolverCertificateExpired: true)) { lab in
             let ca = LabCertificates.caPath(lab.stateDirectory)
