@@ -65,6 +65,7 @@ bench: build
 	./scripts/bench-trace.sh
 	./scripts/bench-index.sh
 	./scripts/bench-sweep.sh
+	./scripts/bench-transports.sh
 	./scripts/bench-forward.sh
 
 clean:

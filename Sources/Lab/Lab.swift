@@ -145,7 +145,7 @@ public enum Lab {
         let argv: [String]
         switch config.software {
         case .unbound:
-            if config.resolverTLS == true { try await LabCertificates.make(in: directory, labName: config.name, logger: logger) }
+            if config.resolverTLS == true { try await LabCertificates.make(in: directory, labName: config.name, expired: config.resolverCertificateExpired == true, logger: logger) }
             let path = directory + "/unbound.conf"
             try SystemCalls.writeFile(path, UnboundConfiguration(config: config, stateDirectory: directory).rendered(), mode: 0o644)
             argv = [tools.unbound, "-d", "-c", path]

@@ -13,7 +13,9 @@ public enum LabCertificates {
     static func keyPath(_ directory: String) -> String { directory + "/resolver.key" }
 
     /// Writes the CA and the resolver's key and certificate (P-256, valid 2 days) into `directory`.
-    static func make(in directory: String, labName: String, logger: Logger) async throws(LabError) {
+    /// `expired`: the certificate is valid 2020-01-01 to 2020-01-02 only (`openssl ca` sets dates
+    /// in the past; `openssl x509 -days` cannot), for the named failure `expired`.
+    static func make(in directory: String, labName: String, expired: Bool = false, logger: Logger) async throws(LabError) {
         let openssl = try Toolbox.require("openssl", package: "openssl")
         let extensions = directory + "/resolver-ext.cnf"
         let sans = "DNS:\(resolverName),IP:\(LabTopology.resolverClientSideAddress),IP:\(LabTopology.resolverAddress6)"
@@ -34,6 +36,35 @@ public enum LabCertificates {
         try await CommandRunner.check([openssl, "req", "-new"] + curve + [
             "-keyout", keyPath(directory), "-out", request, "-subj", "/CN=\(resolverName)",
         ], logger: logger)
+        if expired {
+            // A throwaway CA database in the state directory (removed with it).
+            let db = directory + "/ca-db"
+            try SystemCalls.makeDirectories(db, mode: 0o700)
+            try SystemCalls.writeFile(db + "/index.txt", "", mode: 0o644)
+            try SystemCalls.writeFile(db + "/serial", "02\n", mode: 0o644)
+            try SystemCalls.writeFile(directory + "/ca.cnf", """
+                [ca]
+                default_ca = lab
+                [lab]
+                dir = \(db)
+                database = $dir/index.txt
+                serial = $dir/serial
+                new_certs_dir = $dir
+                default_md = sha256
+                policy = any
+                unique_subject = no
+                copy_extensions = none
+                [any]
+                commonName = supplied
+
+                """, mode: 0o644)
+            try await CommandRunner.check([
+                openssl, "ca", "-batch", "-notext", "-config", directory + "/ca.cnf", "-cert", caPath(directory),
+                "-keyfile", caKeyPath(directory), "-in", request, "-startdate", "20200101000000Z", "-enddate", "20200102000000Z",
+                "-extfile", extensions, "-out", certificatePath(directory),
+            ], logger: logger)
+            return
+        }
         try await CommandRunner.check([
             openssl, "x509", "-req", "-in", request, "-CA", caPath(directory), "-CAkey", caKeyPath(directory),
             "-set_serial", "2", "-days", "2", "-extfile", extensions, "-out", certificatePath(directory),

@@ -39,6 +39,9 @@ public struct LabConfig: Sendable, Codable, Hashable {
     /// The resolver also has an IPv6 address (`LabTopology.resolverAddress6`, on 2001:db8::/32,
     /// RFC 3849) toward the client, on every port it serves. nil: no.
     public var resolverIPv6: Bool?
+    /// With `resolverTLS`: the resolver's certificate is signed by the lab's CA but expired (valid
+    /// 2020-01-01 to 2020-01-02), for the named failure `expired`. nil: a current certificate.
+    public var resolverCertificateExpired: Bool?
 
     /// The recursive resolvers a lab can run.
     public enum ResolverSoftware: String, Sendable, Codable, Hashable, CaseIterable {
@@ -123,9 +126,11 @@ public struct LabConfig: Sendable, Codable, Hashable {
         resolverTLS: Bool = false,
         resolverIPv6: Bool = false,
         resolverStock: Bool = false,
-        dnsttServer: String? = nil
+        dnsttServer: String? = nil,
+        resolverCertificateExpired: Bool = false
     ) {
         self.dnsttServer = dnsttServer
+        self.resolverCertificateExpired = resolverCertificateExpired ? true : nil
         self.resolverTLS = resolverTLS ? true : nil
         self.resolverIPv6 = resolverIPv6 ? true : nil
         self.resolverStock = resolverStock ? true : nil

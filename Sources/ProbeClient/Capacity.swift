@@ -21,9 +21,11 @@ public struct CapacityProbe: Sendable {
 
     /// One paced step at `rate` queries per second: tunnel-shaped download probes (full-size names,
     /// full-size TXT answers), each judged by the prober.
+    /// `count`: the queries to send (default: the step's seconds at `rate`); `type`: the answers'
+    /// record type (`path` over a stream transport asks its own).
     func step(rate: Double, resolver: Endpoint, zone: DNSName, queryCharacters: Int, answerBytes: Int,
-              baselineMedianMs: Double?) async -> CapacityStep {
-        let count = max(2, Int((rate * settings.stepSeconds).rounded()))
+              baselineMedianMs: Double?, count planned: Int? = nil, type: DNSType = .txt) async -> CapacityStep {
+        let count = planned ?? max(2, Int((rate * settings.stepSeconds).rounded()))
         let interval = 1e9 / rate
         let clock = ContinuousClock()
         let start = clock.now
@@ -38,7 +40,7 @@ public struct CapacityProbe: Sendable {
                 if due > clock.now { try? await Task.sleep(until: due, clock: clock) }
                 lastSend = clock.now
                 group.addTask {
-                    let outcome = await prober.download(resolver, zone: zone, bytes: answerBytes, type: .txt, queryCharacters: queryCharacters)
+                    let outcome = await prober.download(resolver, zone: zone, bytes: answerBytes, type: type, queryCharacters: queryCharacters)
                     if !outcome.ok { failed.withLockedValue { $0 += 1 } }
                     return outcome
                 }

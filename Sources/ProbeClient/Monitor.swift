@@ -12,14 +12,31 @@ public struct MonitorTarget: Sendable, Hashable {
     public var answerBytes: Int
     /// A pair the scan did not accept, watched in case it comes back.
     public var spare: Bool
+    /// The resolver with its transport: checks go over TCP, TLS or HTTPS when the scan's did
+    /// (`Prober.targets` must name it), else over UDP.
+    public var target: ResolverTarget
 
-    public init(resolver: Endpoint, zone: DNSName, queryCharacters: Int, answerBytes: Int, spare: Bool) {
+    public init(resolver: Endpoint, zone: DNSName, queryCharacters: Int, answerBytes: Int, spare: Bool,
+                target: ResolverTarget? = nil) {
         self.resolver = resolver
         self.zone = zone
         self.queryCharacters = queryCharacters
         self.answerBytes = answerBytes
         self.spare = spare
+        self.target = target ?? ResolverTarget(endpoint: resolver)
     }
+
+    /// The target of a scan's pair: its resolver over its own transport, a probe of its upload and
+    /// download MTU (or the smallest sizes when the scan found none); nil when the pair's resolver or
+    /// domain is not one.
+    public init?(pair p: ScanPair, spare: Bool, fallbackAnswerBytes: Int) {
+        guard let target = p.resolverTarget, let zone = try? DNSName(p.domain) else { return nil }
+        self.init(resolver: target.endpoint, zone: zone, queryCharacters: p.upload?.payloadChars ?? ProbeMeta.characterCount,
+                  answerBytes: p.download?.bytes ?? fallbackAnswerBytes, spare: spare, target: target)
+    }
+
+    /// The name reports and the engines' resolver files use: the form that names the transport.
+    public var name: String { target.description }
 
     /// One check: passes when one of `attempts` tries comes back whole (a single lost query is loss,
     /// not an outage). Returns the last outcome.

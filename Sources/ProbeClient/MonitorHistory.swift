@@ -25,7 +25,7 @@ public final class MonitorHistory {
         self.fd = fd
         self.targets = targets
         names = targets.map { t in
-            Array("\"resolver\":\"\(Self.escaped(t.resolver.description))\",\"domain\":\"\(Self.escaped(t.zone.description))\"".utf8)
+            Array("\"resolver\":\"\(Self.escaped(t.name))\",\"domain\":\"\(Self.escaped(t.zone.description))\"".utf8)
         }
         line.reserveCapacity(1024)
     }

@@ -27,6 +27,10 @@ extension PathReport {
             out.append("> Note: \(drops) UDP datagrams were dropped for lack of receive buffer on this host (network namespace) during the run, none of them at the client's sockets.")
         }
         out.append("")
+        // Only TCP/TLS/HTTPS resolvers: none of the UDP tables has a row, and their loss by direction is not defined.
+        if resolvers.isEmpty, let streams = streamResolvers, !streams.isEmpty {
+            return (out + Self.streamLines(streams) + [""]).joined(separator: "\n")
+        }
         out.append("## Loss by direction")
         out.append("")
         out.append("| resolver | up | down | round trip | lost, direction unknown | late |")
@@ -77,7 +81,31 @@ extension PathReport {
             out.append("| \(r.resolver)\(absent) | \(c.sent) | \(c.answered) | \(c.lostUp) | \(c.lostDown) | \(c.lostUnknown) | \(c.late) | \(c.otherResponses) | \(r.stream.drainsAnswered)/\(r.stream.drainsSent) | \(rate) |")
         }
         out.append("")
+        if let streams = streamResolvers, !streams.isEmpty { out += Self.streamLines(streams) + [""] }
         return out.joined(separator: "\n")
+    }
+
+    /// The section of the resolvers asked over TCP, TLS or HTTPS: what is measurable there.
+    static func streamLines(_ streams: [StreamPathResult]) -> [String] {
+        var out = ["## Over TCP, TLS and HTTPS", "", StreamPathResult.note, "",
+                   "| resolver | transport | sent | answered | timed out [95 % CI] | REFUSED / SERVFAIL / other | offered /s | answered /s | RTT p50 / p90 / p99 / max ms | first query ms | connections set up / failed |",
+                   "|---|---|---:|---:|---:|---|---:|---:|---|---:|---|"]
+        for r in streams {
+            let t = r.timeouts
+            let timeouts = "\(r.timedOut) (\(percent(t.ratio)) [\(percent(t.low)), \(percent(t.high))])"
+            var rtt = "-"
+            if let p = r.rttMs { rtt = [p.p50, p.p90, p.p99, p.max].map { String(format: "%.2f", $0) }.joined(separator: " / ") }
+            var first = r.firstQueryFailure ?? "-"
+            if let ms = r.firstQueryMs { first = String(format: "%.2f", ms) }
+            var connections = "\(r.connections.opened) / \(r.connections.failed)"
+            if !r.connections.failures.isEmpty {
+                connections += " (" + r.connections.failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
+            } else if let last = r.lastConnectionFailure {
+                connections += " (last: \(last))"
+            }
+            out.append("| \(r.resolver) | \(r.transport.rawValue) | \(r.sent) | \(r.answered) | \(timeouts) | \(r.refused) / \(r.servfail) / \(r.otherFailures) | \(number(r.offeredRate)) | \(number(r.answeredRate)) | \(rtt) | \(first) | \(connections) |")
+        }
+        return out
     }
 
     static func proportion(_ p: Proportion) -> String {

@@ -38,12 +38,12 @@ extension ScanReport {
         if !accepted.isEmpty {
             out.append("## Accepted pairs")
             out.append("")
-            out.append("| resolver | domain | up bytes | QNAME chars | down bytes | response bytes | down limited by | RTT ms | confirmed | loss |")
-            out.append("|---|---|---:|---:|---:|---:|---|---:|---:|---|")
+            out.append("| resolver | transport | domain | up bytes | QNAME chars | down bytes | response bytes | down limited by | limiting leg | RTT ms | confirmed | loss |")
+            out.append("|---|---|---|---:|---:|---:|---:|---|---|---:|---:|---|")
             for p in accepted {
                 let conf = p.confirmation.map { "\($0.succeeded)/\($0.sent)" } ?? "-"
                 let loss = p.lossExceeded == true ? "**\(p.lossText), above the threshold**" : p.lossText
-                out.append("| \(p.resolver) | \(p.domain) | \(p.upload?.bytes ?? 0) | \(p.upload?.qnameChars ?? 0) | \(p.download?.bytes ?? 0) | \(p.download?.responseSize ?? 0) | \(p.download?.limitText ?? "-") | \(p.rttMs.map { String(format: "%.1f", $0) } ?? "-") | \(conf) | \(loss) |")
+                out.append("| \(p.resolver) | \((p.transport ?? .udp).rawValue) | \(p.domain) | \(p.upload?.bytes ?? 0) | \(p.upload?.qnameChars ?? 0) | \(p.download?.bytes ?? 0) | \(p.download?.responseSize ?? 0) | \(p.download?.limitText ?? "-") | \(p.download?.limitingLeg?.rawValue ?? "-") | \(p.rttMs.map { String(format: "%.1f", $0) } ?? "-") | \(conf) | \(loss) |")
             }
             out.append("")
             let lossy = accepted.filter { $0.lossExceeded == true }

@@ -29,12 +29,17 @@ public struct EndToEndConfiguration: Sendable {
     }
 
     /// The `verify` run for one pair: the profile pinned to the pair's resolver and domain, and in
-    /// a `command` engine's command line `{resolver}` (ip:port), `{resolver-ip}` and `{domain}`
-    /// replaced by the pair's (`{tun}` stays for verify to fill in).
-    public func verification(resolver: Endpoint, domain: String, index: Int) -> VerifyConfiguration {
+    /// a `command` engine's command line `{resolver}` (ip:port), `{resolver-ip}`, `{resolver-url}`
+    /// (the resolver in the form that names its transport: `tls://ip:853#name`, `https://…`),
+    /// `{transport}` (udp, tcp, tls, https) and `{domain}` replaced by the pair's (`{tun}` stays for
+    /// verify to fill in).
+    public func verification(resolver: Endpoint, domain: String, index: Int, target: ResolverTarget? = nil) -> VerifyConfiguration {
         var pinned = overrides
+        let target = target ?? ResolverTarget(endpoint: resolver)
         pinned.command = overrides.command.map {
             $0.replacingOccurrences(of: "{resolver-ip}", with: resolver.host)
+                .replacingOccurrences(of: "{resolver-url}", with: target.description)
+                .replacingOccurrences(of: "{transport}", with: target.transport.rawValue)
                 .replacingOccurrences(of: "{resolver}", with: resolver.description)
                 .replacingOccurrences(of: "{domain}", with: domain)
         }
@@ -62,8 +67,17 @@ public struct EndToEndConfiguration: Sendable {
 
     /// Runs the engine for one pair. Never throws for the pair's own failure (that is the
     /// result's verdict and failure); throws only when the run could not be made at all.
-    public func run(resolver: Endpoint, domain: String, index: Int) async throws(VerifyError) -> VerifyResult {
-        try await Verifier.run(verification(resolver: resolver, domain: domain, index: index))
+    public func run(resolver: Endpoint, domain: String, index: Int, target: ResolverTarget? = nil) async throws(VerifyError) -> VerifyResult {
+        try await Verifier.run(verification(resolver: resolver, domain: domain, index: index, target: target))
+    }
+
+    /// Why this engine cannot be run through a pair measured over `transport`, or nil when it can:
+    /// iodine, MasterDnsVPN, OpenVPN and WireGuard here ask their resolver over UDP only, so a pair
+    /// scanned over TCP, TLS or HTTPS is not run through them (its UDP figures were not measured).
+    /// A `command` engine gets the pair's transport in `{resolver-url}` and `{transport}`.
+    public func refusal(transport: DNSTransport) -> String? {
+        guard transport.isStream, engine != .command else { return nil }
+        return "\(engine.rawValue) asks its resolver over UDP only; this pair was measured over \(transport) (use --e2e-engine command with {resolver-url}, e.g. dnstt-client -doh/-dot)"
     }
 }
 

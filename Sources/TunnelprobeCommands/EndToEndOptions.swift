@@ -33,7 +33,7 @@ struct EndToEndOptions: ParsableArguments {
     @Option(name: .customLong("e2e-password-file"), help: "File holding the engine password.")
     var passwordFile: String?
 
-    @Option(name: .customLong("e2e-engine-command"), help: "With --e2e-engine command: the engine's command line; {tun} stands for the TUN device, {resolver} for the pair's resolver (ip:port), {resolver-ip} for its address, {domain} for its domain.")
+    @Option(name: .customLong("e2e-engine-command"), help: "With --e2e-engine command: the engine's command line; {tun} stands for the TUN device, {resolver} for the pair's resolver (ip:port), {resolver-ip} for its address, {resolver-url} for it with its transport (tls://…, https://…), {transport} for udp/tcp/tls/https, {domain} for its domain.")
     var engineCommand: String?
 
     @Option(name: .customLong("e2e-handshake-pattern"), help: "With --e2e-engine command: a regular expression whose match in the engine's log is handshake evidence.")
@@ -127,13 +127,18 @@ struct EndToEndOptions: ParsableArguments {
             var runs: [ScanEndToEnd.Run] = []
             for (index, pair) in chosen.enumerated() {
                 if Task.isCancelled { break }
-                guard let resolver = try? Endpoint(parsing: pair.resolver, defaultPort: 53) else {
+                guard let target = pair.resolverTarget else {
                     runs.append(ScanEndToEnd.Run(resolver: pair.resolver, domain: pair.domain, error: "not an address: \(pair.resolver)"))
                     continue
                 }
-                logger.notice("e2e \(index + 1)/\(chosen.count): \(configuration.engine.rawValue) through \(resolver) for \(pair.domain)")
+                if let refusal = configuration.refusal(transport: target.transport) {
+                    runs.append(ScanEndToEnd.Run(resolver: pair.resolver, domain: pair.domain, error: refusal))
+                    continue
+                }
+                let resolver = target.endpoint
+                logger.notice("e2e \(index + 1)/\(chosen.count): \(configuration.engine.rawValue) through \(target) for \(pair.domain)")
                 do {
-                    let result = try await configuration.run(resolver: resolver, domain: pair.domain, index: index)
+                    let result = try await configuration.run(resolver: resolver, domain: pair.domain, index: index, target: target)
                     if result.verdict == .incomplete { break }
                     runs.append(ScanEndToEnd.Run(resolver: pair.resolver, domain: pair.domain, result: result))
                 } catch {

@@ -34,6 +34,9 @@ struct MonitorCommand: AsyncParsableCommand {
         first, latest, lowest and highest per pair, and the resolver files list the measured pairs \
         by the goodput of their latest measurement, best first. Off by default: a measurement drives \
         a resolver to its limit.
+        Pairs scanned over tcp://, tls:// or https:// are checked over that transport (give the \
+        scan's --tls-ca/--tls-pin/--doh-method again); a check whose connection cannot be set up \
+        fails with the connection's named reason (unknownCA, connectionRefused, ...).
 
         Example:
           tunnelprobe monitor --scan reports/scan-20260101-120000 --key-file probe.key --interval 60
@@ -101,6 +104,8 @@ struct MonitorCommand: AsyncParsableCommand {
     @Option(help: "Pairs whose rate is measured at once.")
     var rateParallel: Int = 2
 
+    @OptionGroup var transportOptions: TransportOptions
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -137,10 +142,7 @@ struct MonitorCommand: AsyncParsableCommand {
         let engines = try RankCommand.engines(engine, report: report)
         var targets: [MonitorTarget] = []
         func target(_ p: ScanPair, spare: Bool) -> MonitorTarget? {
-            guard let resolver = try? Endpoint(parsing: p.resolver, defaultPort: 53), let zone = try? DNSName(p.domain) else { return nil }
-            let chars = p.upload?.payloadChars ?? ProbeMeta.characterCount
-            let bytes = p.download?.bytes ?? report.settings.downloadBytes.min
-            return MonitorTarget(resolver: resolver, zone: zone, queryCharacters: chars, answerBytes: bytes, spare: spare)
+            MonitorTarget(pair: p, spare: spare, fallbackAnswerBytes: report.settings.downloadBytes.min)
         }
         targets += report.pairs.filter(\.accepted).compactMap { target($0, spare: false) }
         let spareCandidates = report.pairs.filter { !$0.accepted && $0.stage != .reachability && $0.stage != .honesty }
@@ -152,12 +154,15 @@ struct MonitorCommand: AsyncParsableCommand {
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
         let queryEngine = QueryEngine(seed: seed)
         let encoding = LabelEncoding(rawValue: report.settings.encoding) ?? .base32
-        let prober = Prober(engine: queryEngine, key: key, encoding: encoding, timeout: .milliseconds(Int64(timeout * 1000)))
+        var configured = Prober(engine: queryEngine, key: key, encoding: encoding, timeout: .milliseconds(Int64(timeout * 1000)))
+        // Pairs scanned over TCP, TLS or HTTPS are checked over it, through one transport engine.
+        let transports = try transportOptions.attach(to: &configured, targets: streamTargets(targets.map(\.target)), seed: seed)
+        let prober = configured
         let rateSettings = rateSettings()
         let rateProbe = rateInterval.map { _ in
-            CapacityProbe(prober: Prober(engine: queryEngine, key: key, encoding: encoding,
-                                         timeout: .milliseconds(Int64(rateSettings.timeoutSeconds * 1000))),
-                          settings: rateSettings, endsTroubledSteps: true)
+            var rateProber = prober
+            rateProber.timeout = .milliseconds(Int64(rateSettings.timeoutSeconds * 1000))
+            return CapacityProbe(prober: rateProber, settings: rateSettings, endsTroubledSteps: true)
         }
         let directory = run.directory
         do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
@@ -243,8 +248,8 @@ struct MonitorCommand: AsyncParsableCommand {
                         for i in schedule.start(now: since(), up: state.pairs.map(\.up)) {
                             let t = targets[i], at = since()
                             measurements.addTask {
-                                let c = await rateProbe.measure(resolver: t.resolver, zone: t.zone, queryCharacters: t.queryCharacters,
-                                                                answerBytes: t.answerBytes, budgetSeconds: rateProbe.settings.pairBudgetSeconds)
+                                let pair = RankTarget(target: t.target, zone: t.zone, queryCharacters: t.queryCharacters, answerBytes: t.answerBytes)
+                                let c = await RankRun(probe: rateProbe).measure(pair, budgetSeconds: rateProbe.settings.pairBudgetSeconds)
                                 // A measurement cut short by the stop is not one: it is left out.
                                 guard !Task.isCancelled else { return }
                                 measured.withLockedValue { $0.append((i, RateSample(at: at, capacity: c))) }
@@ -282,6 +287,7 @@ struct MonitorCommand: AsyncParsableCommand {
         let state = await run.measure(onSignal: { loop.cancel() }) { await loop.value }
         try? history.close()
         if let failure = state.historyFailure { printErr("tunnelprobe: warning: \(historyPath): \(failure); the history stops there") }
+        await transports?.shutdown()
         await queryEngine.shutdown()
 
         let rates = rateInterval.map { MonitorReport.RateSettings(intervalSeconds: $0, parallel: rateParallel, capacity: rateSettings) }
@@ -314,7 +320,7 @@ struct MonitorCommand: AsyncParsableCommand {
         var elapsed = 0.0
 
         init(targets: [MonitorTarget]) {
-            pairs = targets.map { PairStability(resolver: $0.resolver.description, domain: $0.zone.description, spare: $0.spare) }
+            pairs = targets.map { PairStability(resolver: $0.name, domain: $0.zone.description, spare: $0.spare) }
         }
     }
 

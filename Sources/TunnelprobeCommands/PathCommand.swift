@@ -20,6 +20,12 @@ struct PathCommand: AsyncParsableCommand {
         answer carries the responder's receive history, so a lost probe is told apart as lost upstream
         (query) or downstream (response). Writes path.json and path.md into reports/<run-id>/.
 
+        A tcp://, tls:// or https:// resolver gets the same paced probes over its transport \
+        (pipelined, --connections-per-resolver). There the kernel retransmits and delivers in order, \
+        so loss per direction, reordering and duplicates are not observable and not reported: path \
+        reports RTT, offered and answered rates, timeouts (no answer within --tmax), wrong answers, \
+        the first query's RTT (connection set-up included) and the connections set up and failed.
+
         --size U[:D]: U payload characters in each query name (at least 48, the meta block) and D payload
         bytes asked for in each response; `--size 100` means 100 and 100. The response always carries the
         receive history (up to 256 bytes) even when D is smaller.
@@ -86,6 +92,8 @@ struct PathCommand: AsyncParsableCommand {
     @Option(help: "Device for --capture (default: any, every interface of this network namespace).")
     var captureDevice: String = "any"
 
+    @OptionGroup var transportOptions: TransportOptions
+
     @OptionGroup var common: CommonOptions
 
     static func directory(of file: String) -> String {
@@ -129,7 +137,7 @@ struct PathCommand: AsyncParsableCommand {
         }
         // A path run streams to every resolver at --rate: a block gives at most 256 of them, and a
         // bad line stops the run rather than measuring fewer resolvers than the user listed.
-        let list = try resolverOptions.list(cidrCap: 256)
+        let list = try resolverOptions.list(cidrCap: 256, streams: true)
         if let issue = list.issues.first { throw fail("\(issue)", Exit.badInput) }
         guard !resolverOptions.isEmpty else { throw fail("give --resolver or --resolvers FILE", .validationFailure) }
         // An empty list is bad input, as for `scan` (exit 66, README "Exit codes").
@@ -139,7 +147,10 @@ struct PathCommand: AsyncParsableCommand {
 
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
         let perResolver = count ?? max(1, Int((rate * (duration ?? 0)).rounded()))
-        let settings = PathSettings(resolvers: list.resolvers, zone: zone, key: key, rate: rate, count: perResolver,
+        // UDP resolvers get the sequenced streams; TCP, TLS and HTTPS ones the paced probes of StreamPath.
+        let udpResolvers = list.resolvers.filter { list.targets[$0] == nil }
+        let streamResolverTargets = list.resolvers.compactMap { list.targets[$0] }
+        let settings = PathSettings(resolvers: udpResolvers, zone: zone, key: key, rate: rate, count: perResolver,
                                     uploadCharacters: up, downloadBytes: down, recordType: type,
                                     tmax: .nanoseconds(Int64(tmax * 1e9)), absentAfter: .nanoseconds(Int64(absentAfter * 1e9)),
                                     seed: seed)
@@ -157,13 +168,34 @@ struct PathCommand: AsyncParsableCommand {
             liveCapture = live
         }
         let progress = common.showsProgress ? ElapsedLine("path", plannedSeconds: Double(perResolver) / rate + tmax) : nil
-        let task = Task { try await PathSession.run(settings) }
+        var prober = Prober(engine: QueryEngine(seed: seed), key: key, timeout: .nanoseconds(Int64(tmax * 1e9)))
+        let transports = try transportOptions.attach(to: &prober, list: list, seed: seed)
+        let task = Task { [prober, rate] () async throws -> ([PathStreamResult], [StreamPathResult]) in
+            async let udp: [PathStreamResult] = udpResolvers.isEmpty ? [] : PathSession.run(settings)
+            let streams = await withTaskGroup(of: (Int, StreamPathResult).self) { group in
+                for (i, target) in streamResolverTargets.enumerated() {
+                    group.addTask {
+                        (i, await StreamPath.run(prober: prober, target: target, zone: zone, rate: rate, count: perResolver,
+                                                 uploadCharacters: up, downloadBytes: down, type: type))
+                    }
+                }
+                var out: [(Int, StreamPathResult)] = []
+                for await r in group { out.append(r) }
+                return out.sorted { $0.0 < $1.0 }.map(\.1)
+            }
+            return (try await udp, streams)
+        }
         let results: [PathStreamResult]
-        do { results = try await run.measure(onSignal: { task.cancel() }) { try await task.value } } catch {
+        let streamResults: [StreamPathResult]
+        do { (results, streamResults) = try await run.measure(onSignal: { task.cancel() }) { try await task.value } } catch {
             progress?.finish()
             _ = liveCapture?.stop()
+            await transports?.shutdown()
+            await prober.engine.shutdown()
             throw fail("cannot run the path streams: \(error)", Exit.environment)
         }
+        await transports?.shutdown()
+        await prober.engine.shutdown()
         progress?.finish()
         if let liveCapture, let capture {
             let stats = liveCapture.stop()
@@ -183,7 +215,8 @@ struct PathCommand: AsyncParsableCommand {
             settings: .init(domain: zone.description, rate: rate, count: perResolver, durationSeconds: duration,
                             uploadCharacters: up, downloadBytes: down, recordType: type.description, tmaxMs: tmax * 1000,
                             sharedClock: sharedClock),
-            results: results, analyses: analyses, udpReceiveBufferErrors: drops)
+            results: results, analyses: analyses, udpReceiveBufferErrors: drops,
+            streamResolvers: streamResults.isEmpty ? nil : streamResults)
         let directory = run.directory
         do {
             if let exportFates {
@@ -205,13 +238,16 @@ struct PathCommand: AsyncParsableCommand {
         } catch {
             throw fail("\(error)", Exit.environment)
         }
-        let absent = !run.interruption.happened && results.allSatisfy(\.responderAbsent)
+        let absent = !run.interruption.happened && results.allSatisfy(\.responderAbsent) && streamResults.allSatisfy { $0.answered == 0 }
         let json = try ReportWriter.json(document)
         try run.finish(json: json, files: [("path.json", json), ("path.md", document.markdown())],
                        summary: absent ? nil : document.summaryLines(directory: directory), common: common)
         try run.exitStatus(failed: false)
-        if absent, let unsent = results.first(where: { $0.sendError != nil }), results.allSatisfy({ $0.sendError != nil }) {
+        if absent, streamResults.isEmpty, let unsent = results.first(where: { $0.sendError != nil }), results.allSatisfy({ $0.sendError != nil }) {
             throw fail("cannot send to \(unsent.resolver): \(unsent.sendError ?? "")", Exit.environment)
+        }
+        if absent, let failed = streamResults.first(where: { $0.lastConnectionFailure != nil }), let name = failed.lastConnectionFailure {
+            throw fail("no answer over \(failed.transport) from \(failed.resolver): connection failure \(name); report: \(directory)/path.md", Exit.environment)
         }
         if absent {
             let window = min(absentAfter, finished.timeIntervalSince(run.started))
@@ -227,6 +263,11 @@ extension PathReport {
             func pct(_ p: Proportion) -> String { p.ratio.map { String(format: "%.2f %%", $0 * 100) } ?? "n/a" }
             let rtt = r.rttMs.p50.map { String(format: "%.1f ms", $0) } ?? "n/a"
             lines.append("\(r.resolver): loss up \(pct(r.loss.up)), down \(pct(r.loss.down)), round trip \(pct(r.loss.roundTrip)); RTT p50 \(rtt); \(r.counts.answered)/\(r.counts.sent) answered")
+        }
+        for r in streamResolvers ?? [] {
+            let rtt = r.rttMs.map { String(format: "%.1f ms", $0.p50) } ?? "n/a"
+            let failure = r.lastConnectionFailure.map { "; connection failure: \($0)" } ?? ""
+            lines.append("\(r.resolver): \(r.transport) RTT p50 \(rtt); \(r.answered)/\(r.sent) answered, \(r.timedOut) timed out, \(String(format: "%.1f", r.answeredRate)) answers/s; connections \(r.connections.opened) set up, \(r.connections.failed) failed\(failure)")
         }
         if !run.complete { lines.append("[incomplete: \(run.interruption ?? "interrupted")]") }
         return (lines + ["report: \(directory)/path.md"]).joined(separator: "\n")

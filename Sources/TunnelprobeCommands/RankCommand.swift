@@ -29,6 +29,12 @@ struct RankCommand: AsyncParsableCommand {
         resolver file is written best first under exports/<engine>/; --target 200kB/s plans the \
         fewest resolvers that move it (exports/<engine>/plan/).
         Loss is RFC 7680's (Tmax = --timeout) with a Wilson 95 % interval; RTT is RFC 2681's.
+        Pairs scanned over tcp://, tls:// or https:// are measured over that transport (give the \
+        scan's --tls-ca/--tls-pin/--doh-method again): queries pipelined on at most \
+        --connections-per-resolver connections, one query first to open them (its RTT, set-up \
+        included, is reported apart), and the connections set up and failed are counted. Over a \
+        stream the kernel retransmits, so "lost" there means not answered within Tmax (a timeout), \
+        not a datagram lost on the path.
         Writes rank.json and rank.md into reports/<run-id>/.
 
         Example:
@@ -93,6 +99,8 @@ struct RankCommand: AsyncParsableCommand {
     @Option(help: "Report directory (default reports/<run-id>).")
     var out: String?
 
+    @OptionGroup var transportOptions: TransportOptions
+
     @OptionGroup var common: CommonOptions
 
     func settings() throws -> CapacitySettings {
@@ -142,11 +150,7 @@ struct RankCommand: AsyncParsableCommand {
         do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
         let report = try Self.loadScan(scan)
         let engines = try Self.engines(engine, report: report)
-        let only = only
-        let pairs = report.pairs.filter { p in
-            p.accepted && p.lossExceeded != true && p.upload != nil && p.download != nil
-                && (only.isEmpty || only.contains { p.resolver == $0 || p.resolver == $0 + ":53" })
-        }
+        let pairs = RankTarget.measurable(report.pairs, only: only)
         guard !pairs.isEmpty else { throw fail("the scan has no accepted pair to measure", Exit.badInput) }
 
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
@@ -154,46 +158,21 @@ struct RankCommand: AsyncParsableCommand {
         let order = pairs.indices.shuffled(using: &rng)
         let engine = QueryEngine(seed: seed)
         let encoding = LabelEncoding(rawValue: report.settings.encoding) ?? .base32
-        let prober = Prober(engine: engine, key: key, encoding: encoding,
+        var prober = Prober(engine: engine, key: key, encoding: encoding,
                             timeout: .milliseconds(Int64(settings.timeoutSeconds * 1000)))
-        let probe = CapacityProbe(prober: prober, settings: settings)
+        let transports = try transportOptions.attach(to: &prober, targets: streamTargets(pairs.map(\.target)), seed: seed)
+        let rankRun = RankRun(probe: CapacityProbe(prober: prober, settings: settings))
         if !common.quiet {
-            printErr("rank: \(pairs.count) pair(s), up to \(Int(settings.ceiling)) q/s each, \(settings.parallel) at once, budget \(Int(settings.totalBudgetSeconds)) s")
+            let kinds = Set(pairs.map(\.target.transport)).sorted { $0.rawValue < $1.rawValue }.map(\.rawValue).joined(separator: ", ")
+            printErr("rank: \(pairs.count) pair(s) over \(kinds), up to \(Int(settings.ceiling)) q/s each, \(settings.parallel) at once, budget \(Int(settings.totalBudgetSeconds)) s")
         }
-        let measureAll = Task { [pairs, order, settings, probe] () -> [Int: PairCapacity] in
-            let clock = ContinuousClock()
-            let started = clock.now
-            var results: [Int: PairCapacity] = [:]
-            await withTaskGroup(of: (Int, PairCapacity?).self) { group in
-                var next = order.makeIterator()
-                func launch() -> Bool {
-                    guard let index = next.next() else { return false }
-                    let left = settings.totalBudgetSeconds - Double((clock.now - started).components.seconds)
-                    guard left > 0, !Task.isCancelled else { return false }
-                    let pair = pairs[index]
-                    group.addTask {
-                        guard let resolver = try? Endpoint(parsing: pair.resolver, defaultPort: 53),
-                              let zone = try? DNSName(pair.domain),
-                              let chars = pair.upload?.payloadChars, let bytes = pair.download?.bytes else { return (index, nil) }
-                        let c = await probe.measure(resolver: resolver, zone: zone, queryCharacters: chars, answerBytes: bytes,
-                                                    budgetSeconds: min(settings.pairBudgetSeconds, left))
-                        return (index, Task.isCancelled && c.steps.isEmpty ? nil : c)
-                    }
-                    return true
-                }
-                for _ in 0..<settings.parallel where launch() {}
-                while let (index, capacity) = await group.next() {
-                    if let capacity { results[index] = capacity }
-                    _ = launch()
-                }
-            }
-            return results
-        }
+        let measureAll = Task { [pairs, order, rankRun] in await rankRun.measure(pairs, order: order) }
         let measured = await run.measure(onSignal: { measureAll.cancel() }) { await measureAll.value }
+        await transports?.shutdown()
         await engine.shutdown()
 
         let capacities = pairs.indices.compactMap { measured[$0] }
-        let notMeasured = pairs.indices.filter { measured[$0] == nil }.map { pairs[$0].resolver }
+        let notMeasured = pairs.indices.filter { measured[$0] == nil }.map { pairs[$0].target.description }
         let scans = report.engines ?? EngineScan.all(engines, pairs: report.pairs)
         let targetGoodput = try target.map { (direction: targetDirection, bytesPerSecond: try Self.parseRate($0)) }
         let rankings = engines.compactMap { e in scans.first { $0.engine == e } }
@@ -220,12 +199,6 @@ struct RankCommand: AsyncParsableCommand {
             report = try JSONDecoder().decode(ScanReport.self, from: Data(bytes))
         } catch {
             throw fail("--scan \(scanPath): not a scan report (\(error))", Exit.badInput)
-        }
-        // rank and monitor measure over UDP (issue 29 leaves their TCP/DoT/DoH measurement to come):
-        // a pair scanned over a stream transport is left out, and said so, rather than asked over UDP.
-        let streamed = report.pairs.filter { ($0.transport ?? .udp) != .udp }.count
-        if streamed > 0 {
-            printErr("warning: \(streamed) pair(s) in \(scanPath) were measured over tcp://, tls:// or https://; rank and monitor measure over UDP only and leave them out")
         }
         // rank and monitor send tunnelprobe's own probes, which only `tunnelprobe serve` answers.
         if report.server != nil {

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 @testable import ProbeClient
+import Results
 import Testing
 
 /// The stream transports against in-process servers on loopback: RFC 7766 framing with answers out
@@ -89,6 +90,9 @@ import Testing
         #expect(answers.count == 200)
         #expect(accepted.withLockedValue { $0 } <= 2, "connections: \(accepted.withLockedValue { $0 })")
         #expect(transports.failure(of: target.endpoint) == nil)
+        // The connections set up are counted (what rank and path report per stream resolver).
+        let counts = transports.connections(of: target.endpoint)
+        #expect(counts.opened == accepted.withLockedValue { $0 } && counts.failed == 0, "\(counts)")
         await transports.shutdown()
         try await server.close()
         try await group.shutdownGracefully()
@@ -117,9 +121,41 @@ import Testing
         }
         #expect(transports.failure(of: refused.endpoint)?.name == "handshakeRefused", "\(String(describing: transports.failure(of: refused.endpoint)))")
         #expect(transports.failure(of: closed.endpoint) == .connectionRefused)
+        #expect(transports.connections(of: closed.endpoint) == ConnectionCounts(opened: 0, failed: 1, failures: ["connectionRefused": 1]))
+        #expect(transports.connections(of: refused.endpoint).failures["handshakeRefused"] == 1)
         await transports.shutdown()
         try await slammer.close()
         try await group.shutdownGracefully()
+    }
+
+    /// DoH GET: a query whose request target would pass `dohGetURILimit` is not sent: it fails at
+    /// once as uriTooLong (before any connection), where POST would carry it.
+    @Test(.timeLimit(.minutes(1))) func aGetTargetAboveTheLimitFailsAsURITooLong() async throws {
+        let query = try Self.query(String(repeating: "a", count: 60) + "." + String(repeating: "b", count: 60) + ".transport.test")
+        let length = TransportSettings.getTargetLength(path: "/dns-query", queryBytes: query.count)
+        // The unpadded base64url of n bytes is ceil(4n/3) characters (RFC 4648 5).
+        #expect(length == "/dns-query?dns=".count + Int((Double(query.count) * 4 / 3).rounded(.up)))
+        let target = try ResolverTarget(parsing: "https://127.0.0.1:9/dns-query")
+        let tight = try ResolverTransports(settings: TransportSettings(dohMethod: .get, dohGetURILimit: length - 1), seed: 29)
+        guard case .sendFailed(let why) = await tight.query(query, to: target, timeout: .seconds(2)) else {
+            Issue.record("a GET above the limit was sent")
+            return
+        }
+        #expect(why.contains("uriTooLong") && why.contains("\(length)"), "\(why)")
+        #expect(tight.connections(of: target.endpoint) == ConnectionCounts(), "no connection tried")
+        await tight.shutdown()
+        // At the limit it is sent (here to a closed port: a connection failure, not uriTooLong).
+        let exact = try ResolverTransports(settings: TransportSettings(dohMethod: .get, dohGetURILimit: length), seed: 29)
+        let sent = await exact.query(query, to: target, timeout: .seconds(2))
+        if case .sendFailed(let why) = sent { #expect(!why.contains("uriTooLong"), "\(why)") }
+        await exact.shutdown()
+    }
+
+    @Test func connectionCountsSinceAnEarlierMoment() {
+        let earlier = ConnectionCounts(opened: 2, failed: 1, failures: ["unknownCA": 1])
+        let now = ConnectionCounts(opened: 5, failed: 3, failures: ["unknownCA": 2, "connectTimeout": 1])
+        #expect(now.since(earlier) == ConnectionCounts(opened: 3, failed: 2, failures: ["unknownCA": 1, "connectTimeout": 1]))
+        #expect(now.since(now) == ConnectionCounts())
     }
 
     @Test func setupErrorsAreTyped() {

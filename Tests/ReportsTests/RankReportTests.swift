@@ -23,6 +23,29 @@ import Results
     static let run = RunInfo(id: "20261125-000000-rank-1", version: "0", commandLine: ["tunnelprobe", "rank"], vantage: "lab",
                              seed: 7, startedAt: "2026-11-25T00:00:00Z")
 
+    /// Issue 29: rank.md and the page name each pair's transport and, when a pair went over TCP,
+    /// TLS or HTTPS, give the per-transport medians with the first query and the connections.
+    @Test func pairsNameTheirTransportAndStreamsGetTheirOwnTable() throws {
+        var dot = Self.capacity("tls://192.0.2.2:853#dns.example", rate: 60)
+        dot.transport = .tls
+        dot.firstQueryMs = 12.5
+        dot.connections = ConnectionCounts(opened: 2, failed: 1, failures: ["handshakeTimeout": 1])
+        let udp = Self.capacity("192.0.2.1:53", rate: 120)
+        let report = RankReport(run: Self.run, scan: Self.run, settings: CapacitySettings(), pairs: [udp, dot], engines: [], notMeasured: [])
+        let markdown = report.markdown()
+        #expect(markdown.contains("| 192.0.2.1:53 | udp | vpn.lab.test | 120 |"))
+        #expect(markdown.contains("| tls://192.0.2.2:853#dns.example | tls | vpn.lab.test | 60.0 |"))
+        #expect(markdown.contains("## Per transport"))
+        #expect(markdown.contains("| udp | 1 | 120 | 2.0 | - | - |"))
+        #expect(markdown.contains("| tls | 1 | 60.0 | 2.0 | 12.5 | 2 / 1 (handshakeTimeout 1) |"))
+        let html = report.htmlSection()
+        #expect(html.contains("Per transport") && html.contains("handshakeTimeout 1"))
+        // Only UDP: no per-transport table (the reports of before issue 29 stay as they were).
+        let plain = RankReport(run: Self.run, scan: Self.run, settings: CapacitySettings(), pairs: [udp], engines: [], notMeasured: [])
+        #expect(!plain.markdown().contains("Per transport") && !plain.htmlSection().contains("Per transport"))
+        #expect(try JSONDecoder().decode(RankReport.self, from: Data(try ReportWriter.json(report).utf8)) == report)
+    }
+
     /// Ranked by goodput (rate x (1 - loss) x payload per query), best first in the engine's file;
     /// the plan takes the fewest, the last at only the rate still needed.
     @Test func rankingPlanAndExports() throws {

@@ -8,7 +8,7 @@ import Results
 
 @Suite struct ScanReportTests {
     static func sample(complete: Bool = true) -> ScanReport {
-        let pairs = [
+        var pairs = [
             ScanPair(resolver: "198.51.100.7:53", domain: "vpn.lab.test", accepted: true,
                      upload: .init(bytes: 148, qnameChars: 253, payloadChars: 237, encoding: "base32", limitedBy: nil, caseChanged: false),
                      download: .init(bytes: 900, responseSize: 1232, recordType: "TXT", limitedBy: .resolverLimit),
@@ -16,6 +16,7 @@ import Results
             ScanPair(resolver: "203.0.113.9:53", domain: "vpn.lab.test", accepted: false, stage: .reachability,
                      reason: "reachability: timeout", failure: .timeout, queries: 2),
         ]
+        pairs[0].download?.limitingLeg = .clientLeg
         return ScanReport(
             run: RunInfo(id: "20261121-000000-scan-1", version: "0.1.0", commandLine: ["tunnelprobe", "scan"],
                          vantage: "lab", seed: 1, startedAt: "2026-11-21T00:00:00Z", complete: complete,
@@ -31,6 +32,26 @@ import Results
             summary: .init(pairs: 2, accepted: 1, rejected: 1, notTested: 0, rejectedBy: ["reachability: timeout": 1],
                            queries: 22, durationSeconds: 1.25),
             engines: EngineScan.all(Engine.allCases, pairs: pairs))
+    }
+
+    /// Issue 29: each accepted pair's row names its transport and the leg that bound its download
+    /// size, in scan.md and in the HTML page.
+    @Test func rowsNameTheTransportAndTheLimitingLeg() throws {
+        var report = Self.sample()
+        var dot = report.pairs[0]
+        dot.resolver = "tls://198.51.100.8:853#dns.lab.test"
+        dot.transport = .tls
+        dot.download = .init(bytes: 1400, responseSize: 1490, recordType: "TXT", limitedBy: .upstreamEDNS, upstreamEDNS: 1500)
+        dot.download?.limitingLeg = .resolverToServer
+        report.pairs.append(dot)
+        let markdown = report.markdown()
+        #expect(markdown.contains("| resolver | transport | domain |"))
+        #expect(markdown.contains("| tls://198.51.100.8:853#dns.lab.test | tls | vpn.lab.test | 148 | 253 | 1400 | 1490 | upstream EDNS 1500 | resolverToServer |"))
+        #expect(markdown.contains("| 198.51.100.7:53 | udp | vpn.lab.test | 148 | 253 | 900 | 1232 | TC | clientLeg |"))
+        let html = report.htmlSection()
+        #expect(html.contains("<th>transport</th>") || html.contains(">transport<"))
+        #expect(html.contains("resolverToServer"))
+        #expect(html.contains("clientLeg"))
     }
 
     @Test func jsonHasTheDocumentedKeysAndRoundTrips() throws {

@@ -30,6 +30,26 @@ struct EndToEndTests {
         #expect(e2e.profile.resolvers.count == 2 && e2e.overrides.command[2] == "{resolver}")
     }
 
+    /// Issue 29: a pair scanned over DoH reaches a command engine with its URL and transport; the
+    /// UDP-only engines refuse it by name instead of asking its address over UDP.
+    @Test func aStreamPairGivesTheCommandItsURLAndUDPEnginesRefuseIt() throws {
+        let profile = try Profile.parse(Array(Self.profile.utf8))
+        var overrides = EngineOverrides()
+        overrides.command = ["dnstt-client", "-{transport}", "{resolver-url}", "--host", "{resolver}", "{domain}"]
+        let whoami = try #require(WhoamiURL("http://198.51.100.2/"))
+        let e2e = EndToEndConfiguration(profile: profile, engine: .command, overrides: overrides, whoami: whoami, bulk: nil, seed: 1)
+        let target = try ResolverTarget(parsing: "https://203.0.113.7/dns-query#doh.example")
+        let run = e2e.verification(resolver: target.endpoint, domain: "u.example.com", index: 0, target: target)
+        #expect(run.overrides.command == ["dnstt-client", "-https", "https://203.0.113.7:443/dns-query#doh.example", "--host",
+                                          "203.0.113.7:443", "u.example.com"])
+        #expect(e2e.refusal(transport: .https) == nil && e2e.refusal(transport: .udp) == nil)
+        let iodine = EndToEndConfiguration(profile: profile, engine: .iodine, overrides: EngineOverrides(), whoami: whoami, bulk: nil, seed: 1)
+        #expect(iodine.refusal(transport: .udp) == nil)
+        for transport in [DNSTransport.tcp, .tls, .https] {
+            #expect(iodine.refusal(transport: transport)?.contains("UDP only") == true)
+        }
+    }
+
     @Test func theHTTPHeaderEndIsFoundOrNot() {
         #expect(SandboxProbes.headerEnd(Array("HTTP/1.1 200 OK\r\nA: b\r\n\r\nbody".utf8)) == 25)
         #expect(SandboxProbes.headerEnd(Array("HTTP/1.1 200 OK\r\n".utf8)) == nil)

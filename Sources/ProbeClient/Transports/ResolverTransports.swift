@@ -33,6 +33,7 @@ public final class ResolverTransports: @unchecked Sendable {
     private var pools: [ResolverTarget: [Connection]] = [:]
     private var serial: UInt64 = 0
     private let failures = NIOLockedValueBox<[Endpoint: TransportFailure]>([:])
+    private let counts = NIOLockedValueBox<[Endpoint: ConnectionCounts]>([:])
 
     /// The TLS contexts: verified as configured, and the two a failed handshake is diagnosed with.
     struct Contexts: Sendable {
@@ -77,15 +78,30 @@ public final class ResolverTransports: @unchecked Sendable {
         failures.withLockedValue { $0[endpoint] }
     }
 
+    /// The connections to a resolver set up and failed so far (zero counts when none was tried).
+    public func connections(of endpoint: Endpoint) -> ConnectionCounts {
+        counts.withLockedValue { $0[endpoint] } ?? ConnectionCounts()
+    }
+
     /// Sends `query` to `target` and waits for its answer. The DNS id is replaced (TCP/TLS: a free
     /// id on the connection; DoH: 0, RFC 8484 4.1, the stream identifies the answer).
     public func query(_ query: [UInt8], to target: ResolverTarget, timeout: TimeAmount) async -> QueryResult {
         guard query.count >= 12 else { return .sendFailed("query shorter than a DNS header") }
         guard target.transport != .udp else { return .sendFailed("a UDP resolver goes through QueryEngine") }
+        if target.transport == .https, settings.dohMethod == .get {
+            let length = TransportSettings.getTargetLength(path: target.path ?? ResolverTarget.defaultPath, queryBytes: query.count)
+            if length > settings.dohGetURILimit {
+                return .sendFailed("https: uriTooLong: the GET request target would be \(length) characters, above the limit of \(settings.dohGetURILimit) (--doh-get-uri-limit); POST carries the query in the body")
+            }
+        }
         let promise = loop.makePromise(of: QueryResult.self)
         let request = StreamQuery(bytes: query, promise: promise)
         loop.execute { self.start(request, target: target, timeout: timeout) }
-        return (try? await promise.futureResult.get()) ?? .sendFailed("transport stopped")
+        let result = (try? await promise.futureResult.get()) ?? .sendFailed("transport stopped")
+        // The resolver refused this query over a working connection (DoH: an HTTP error status):
+        // the resolver's failure until a connection is set up again, not a failed connection.
+        if let failure = request.failure { failures.withLockedValue { $0[target.endpoint] = failure } }
+        return result
     }
 
     public func shutdown() async {
@@ -219,6 +235,16 @@ public final class ResolverTransports: @unchecked Sendable {
 
     private func record(_ target: ResolverTarget, _ failure: TransportFailure?) {
         failures.withLockedValue { $0[target.endpoint] = failure }
+        counts.withLockedValue { counts in
+            var c = counts[target.endpoint] ?? ConnectionCounts()
+            if let failure {
+                c.failed += 1
+                c.failures[failure.name, default: 0] += 1
+            } else {
+                c.opened += 1
+            }
+            counts[target.endpoint] = c
+        }
     }
 
     static func connectFailure(_ error: any Error) -> TransportFailure {

@@ -14,6 +14,9 @@ final class StreamQuery: @unchecked Sendable {
     var timer: Scheduled<Void>?
     /// Runs once when the query ends (the pool's load count).
     var onFinish: (() -> Void)?
+    /// Set with a failure the resolver gave this query rather than its connection (DoH: an HTTP
+    /// status other than 200), for `ResolverTransports.failure(of:)`.
+    var failure: TransportFailure?
 
     init(bytes: [UInt8], promise: EventLoopPromise<QueryResult>) {
         self.bytes = bytes
@@ -210,6 +213,7 @@ final class DoHStreamHandler: ChannelInboundHandler, @unchecked Sendable {
             if let status, status.code == 200 {
                 query.finish(.response(answer, rttNanos: query.rttNanos))
             } else {
+                query.failure = .httpStatus(Int(status?.code ?? 0))
                 query.finish(.sendFailed("https: \(TransportFailure.httpStatus(Int(status?.code ?? 0)).name): HTTP status \(status?.code ?? 0)"))
             }
             context.close(promise: nil)

@@ -16,11 +16,26 @@ public struct TransportSettings: Sendable, Hashable {
     public var connectionsPerResolver = 2
     /// A new connection is opened (up to the bound) when every open one has this many queries outstanding.
     public var pipelineDepth = 32
+    /// DoH GET: the longest request target (path, `?dns=` and the base64url query) sent. A longer
+    /// one is not sent and the query fails with `uriTooLong` (no silent switch to POST: the
+    /// measurement says what GET through such a front end carries). Default 8000, the length RFC
+    /// 9110 4.1 recommends every recipient support; front ends that allow less are modelled with
+    /// `--doh-get-uri-limit`. Tunnel queries stay far below it (a 255-byte name makes a target of
+    /// about 400 characters).
+    public var dohGetURILimit = 8000
 
-    public init(dohMethod: DoHMethod = .post, caFile: String? = nil, pin: String? = nil, connectionsPerResolver: Int = 2) {
+    public init(dohMethod: DoHMethod = .post, caFile: String? = nil, pin: String? = nil, connectionsPerResolver: Int = 2,
+                dohGetURILimit: Int = 8000) {
         self.dohMethod = dohMethod
         self.caFile = caFile
         self.pin = pin
         self.connectionsPerResolver = connectionsPerResolver
+        self.dohGetURILimit = dohGetURILimit
+    }
+
+    /// The length of the GET request target for a query of `queryBytes` bytes on `path`: the path,
+    /// `?dns=` and the unpadded base64url of the message (RFC 8484 4.1, RFC 4648 5).
+    public static func getTargetLength(path: String, queryBytes: Int) -> Int {
+        path.utf8.count + 5 + (queryBytes * 4 + 2) / 3
     }
 }

@@ -1,3 +1,4 @@
+import Base
 public import Results
 extension RankReport {
     /// The `<section>` of the run page: each pair's knee with its steps charted, then per engine
@@ -13,14 +14,22 @@ extension RankReport {
             ("Trouble", HTML.escape("more than \(HTML.formatFixed(settings.maxFailureRatio * 100, decimals: 1)) % of a step's queries failed (RFC 7680 loss, Tmax \(HTML.formatFixed(settings.timeoutSeconds * 1000, decimals: 0)) ms; REFUSED, SERVFAIL, wrong) or its median RTT (RFC 2681) above twice the first step's")),
             ("Pairs", "\(pairs.count) measured" + (notMeasured.isEmpty ? "" : ", \(notMeasured.count) not measured")),
         ])
-        s += HTML.table(["resolver", "domain", "sustainable q/s", "first troubled q/s", "limited by", "loss at sustainable", "RTT p50 / p90 / p99 ms", "evidence"],
+        s += HTML.table(["resolver", "transport", "domain", "sustainable q/s", "first troubled q/s", "limited by", "loss at sustainable", "RTT p50 / p90 / p99 ms", "evidence"],
                         pairs.map { p in
-                            [HTML.escape(p.resolver), HTML.escape(p.domain), HTML.number(p.sustainableRate),
+                            [HTML.escape(p.resolver), (p.transport ?? .udp).rawValue, HTML.escape(p.domain), HTML.number(p.sustainableRate),
                              HTML.number(p.troubledRate), HTML.badge(p.limitedBy.rawValue, p.sustainableRate > 0 ? .neutral : .bad),
                              p.lossAtSustainable.map { "\(HTML.formatFixed($0.ratio * 100, decimals: 1)) % [\(HTML.formatFixed($0.low * 100, decimals: 1)), \(HTML.formatFixed($0.high * 100, decimals: 1))]" } ?? "–",
                              p.rttAtSustainableMs.map { "\(HTML.formatFixed($0.p50, decimals: 1)) / \(HTML.formatFixed($0.p90, decimals: 1)) / \(HTML.formatFixed($0.p99, decimals: 1))" } ?? "–",
                              HTML.escape(p.evidence)]
-                        }, numeric: [2, 3])
+                        }, numeric: [3, 4])
+        // Over TCP, TLS and HTTPS: the per-transport table of rank.md, with what a stream changes.
+        let perTransport = transportRows(ms: { $0.map { HTML.formatFixed($0, decimals: 1) } ?? "–" },
+                                         rate: { HTML.formatFixed($0, decimals: $0 >= 100 ? 0 : 1) })
+        if !perTransport.isEmpty {
+            s += "<h3>Per transport</h3><p>\(HTML.escape(Self.transportNote))</p>"
+            s += HTML.table(["transport", "pairs", "sustainable q/s", "RTT p50 ms", "first query ms", "connections set up / failed"],
+                            perTransport.map { $0.map(HTML.escape) }, numeric: [1, 2, 3, 4])
+        }
         for p in pairs where !p.steps.isEmpty {
             s += "<details><summary>\(HTML.escape(p.resolver)): \(p.steps.count) steps</summary>"
             s += HTML.table(["rate asked", "rate sent", "sent", "answered", "lost", "REFUSED", "SERVFAIL", "other", "RTT p50 ms", "trouble"],

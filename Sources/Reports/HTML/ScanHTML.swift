@@ -48,15 +48,16 @@ extension ScanReport {
             s += "<h3>Accepted pairs</h3>"
             let rows = accepted.sorted { ($0.download?.bytes ?? 0, $0.upload?.bytes ?? 0) > ($1.download?.bytes ?? 0, $1.upload?.bytes ?? 0) }
                 .prefix(500).map { p -> [String] in
-                    [HTML.escape(p.resolver), HTML.escape(p.domain), HTML.escape(p.vantage ?? run.vantage),
+                    [HTML.escape(p.resolver), (p.transport ?? .udp).rawValue, HTML.escape(p.domain), HTML.escape(p.vantage ?? run.vantage),
                      "\(p.upload?.bytes ?? 0)", "\(p.upload?.qnameChars ?? 0)", "\(p.download?.bytes ?? 0)",
-                     "\(p.download?.responseSize ?? 0)", HTML.escape(p.download?.limitText ?? "–"), HTML.number(p.rttMs),
+                     "\(p.download?.responseSize ?? 0)", HTML.escape(p.download?.limitText ?? "–"),
+                     p.download?.limitingLeg?.rawValue ?? "–", HTML.number(p.rttMs),
                      p.confirmation.map { "\($0.succeeded)/\($0.sent)" } ?? "–",
                      p.lossExceeded == true ? HTML.badge(p.lossText, .bad) : HTML.escape(p.lossText)]
                 }
-            s += HTML.table(["resolver", "domain", "vantage", "up B", "QNAME", "down B", "response B", "down limited by", "RTT ms",
-                             "confirmed", "loss (95 % Wilson)"],
-                            Array(rows), numeric: [3, 4, 5, 6, 8, 9])
+            s += HTML.table(["resolver", "transport", "domain", "vantage", "up B", "QNAME", "down B", "response B", "down limited by",
+                             "limiting leg", "RTT ms", "confirmed", "loss (95 % Wilson)"],
+                            Array(rows), numeric: [4, 5, 6, 7, 10, 11])
             let lossy = accepted.filter { $0.lossExceeded == true }.count
             if lossy > 0, let maxLoss = settings.maxLoss {
                 s += "<p class=\"notice\"><b>\(lossy) pair(s) lost more than \(HTML.formatFixed(maxLoss * 100, decimals: 0)) % of their confirmation probes</b> (--max-loss): left out of the synced MTU and the engine figures and exports.</p>"

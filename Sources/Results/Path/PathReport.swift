@@ -11,14 +11,19 @@ public struct PathReport: Codable, Sendable, Hashable {
     public var conventions: Conventions
     public var client: ClientChecks
     public var resolvers: [ResolverResult]
+    /// The resolvers asked over TCP, TLS or HTTPS (`StreamPath`): RTT, rates, timeouts and
+    /// connections, no per-direction loss (not observable over a stream). Absent when there were none.
+    public var streamResolvers: [StreamPathResult]?
 
     public init(run: RunInfo, settings: Settings, conventions: Conventions = Conventions(),
-                client: ClientChecks = ClientChecks(udpReceiveBufferErrors: nil), resolvers: [ResolverResult]) {
+                client: ClientChecks = ClientChecks(udpReceiveBufferErrors: nil), resolvers: [ResolverResult],
+                streamResolvers: [StreamPathResult]? = nil) {
         self.run = run
         self.settings = settings
         self.conventions = conventions
         self.client = client
         self.resolvers = resolvers
+        self.streamResolvers = streamResolvers
     }
 
     /// Whether the measuring host itself dropped datagrams: that would pass for downstream loss.

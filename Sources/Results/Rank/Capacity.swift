@@ -1,4 +1,4 @@
-import Base
+public import Base
 
 /// How `rank` measures each pair's capacity: the paced query rate it raises step by step, and what
 /// counts as trouble.
@@ -180,6 +180,16 @@ public struct PairCapacity: Sendable, Codable, Hashable {
     /// recovers below its limit.
     public var recovered: Bool?
     public var seconds: Double
+    /// How the queries reached the resolver (nil in reports written before issue 29: UDP).
+    public var transport: DNSTransport?
+    /// TCP, TLS and HTTPS only: the connections set up and failed during the measurement. Over a
+    /// stream transport the kernel retransmits lost segments, so a query not answered within Tmax
+    /// is a timeout (a stalled connection or a slow resolver), not a datagram lost on the path.
+    public var connections: ConnectionCounts?
+    /// TCP, TLS and HTTPS only: the RTT of one query sent before the first step, on connections not
+    /// yet open: the connection set-up (TCP, TLS 1.3 handshake, HTTP/2 settings) plus one exchange.
+    /// The steps' RTTs are on open connections.
+    public var firstQueryMs: Double?
 
     public init(resolver: String, domain: String, queryCharacters: Int, answerBytes: Int, steps: [CapacityStep],
                 sustainableRate: Double, troubledRate: Double?, limitedBy: CapacityLimit, evidence: String,
