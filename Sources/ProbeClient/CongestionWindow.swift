@@ -76,10 +76,11 @@ public final class CongestionWindow: Sendable {
 
     public static let lossRule = "A lost answer that should have come (an echo, control or confirmation probe to a resolver that "
         + "answered before) is a congestion signal; more than a tenth of about a window of them, from at least two resolvers, halves "
-        + "the window. A resolver with at least \(ownLossMinimum) losses, so many that a resolver losing at the scan's recent share "
+        + "the window. Losses of one resolver's queries that were in flight together count as one loss event (RFC 5348 5.2). "
+        + "A resolver with at least \(ownLossMinimum) loss events, so many that a resolver losing at the scan's recent share "
         + "(over about its last \(recentSpan) such answers, at least \(shareFloor)) would lose as many with probability below "
         + "\(ownLossLevel) (binomial upper tail), is individually lossy (it drops, "
-        + "rate-limits or is slow on its own): its answers and losses are left out of that count for the rest of the scan, and "
+        + "rate-limits or is slow on its own), unless the window was halved while the query was in flight: its answers and losses are left out of that count for the rest of the scan, and "
         + "its loss is measured by its confirmation probes."
 
     /// Runs `body` with its queries sent only when the scan is quiet (`acquire(quiet:)`).
@@ -103,7 +104,11 @@ public final class CongestionWindow: Sendable {
     /// (from which resolvers, up to `distinctLosers`).
     private struct Block {
         var done = 0
+        /// Loss events (`recordExpected`): losses of queries in flight together count once.
         var lost = 0
+        /// The scan's serial when the last counted loss was seen: a loss counts again only for a
+        /// query sent after it.
+        var lossEventSerial: UInt64 = 0
         var lostFrom: Set<Endpoint> = []
     }
 
@@ -157,7 +162,11 @@ public final class CongestionWindow: Sendable {
     /// One resolver's expected answers and how many of them were lost (`lossRule`).
     private struct Record {
         var done = 0
+        /// Loss events (`recordExpected`): losses of queries in flight together count once.
         var lost = 0
+        /// The scan's serial when the last counted loss was seen: a loss counts again only for a
+        /// query sent after it.
+        var lossEventSerial: UInt64 = 0
         /// Judged individually lossy: left out of the blocks and the scan's share from then on.
         var own = false
     }
@@ -186,16 +195,30 @@ public final class CongestionWindow: Sendable {
 
         /// Counts one expected answer of `resolver`; false when its loss is its own (`lossRule`), so
         /// the answer goes to no block.
-        mutating func recordExpected(_ resolver: Endpoint, lost: Bool) -> Bool {
+        ///
+        /// `ticket`: the query's, for two guards against taking the scan's own loss for the
+        /// resolver's. Losses of queries that were all in flight together are one loss event (RFC
+        /// 5348 5.2: losses within one round trip count once): only a query sent after the
+        /// resolver's last counted loss was seen adds another, so a burst of the scan's congestion
+        /// (an overflowing resolver queue drops every query it holds) is one loss, not several. And a
+        /// loss met by a decrease of the window (the scan was congested while it was in flight) never
+        /// makes a resolver lossy on its own.
+        mutating func recordExpected(_ resolver: Endpoint, lost: Bool, ticket: Ticket) -> Bool {
             var record = records[resolver] ?? Record()
             defer { records[resolver] = record }
             record.done += 1
-            if lost { record.lost += 1 }
+            var newEvent = false
+            if lost, ticket.serial > record.lossEventSerial {
+                newEvent = true
+                record.lost += 1
+                record.lossEventSerial = serial
+            }
             if record.own {
                 if lost { stats.ownLosses = (stats.ownLosses ?? 0) + 1 }
                 return false
             }
-            if lost, record.lost >= CongestionWindow.ownLossMinimum, recentCount >= CongestionWindow.minimumBlock,
+            if lost, newEvent, ticket.decreasesAtSend == decreases,
+               record.lost >= CongestionWindow.ownLossMinimum, recentCount >= CongestionWindow.minimumBlock,
                CongestionWindow.binomialUpperTail(record.lost, of: record.done,
                                                   share: max(recentShare, CongestionWindow.shareFloor)) < CongestionWindow.ownLossLevel {
                 // Individually lossy: this loss and every later answer are its own.
@@ -334,7 +357,7 @@ public final class CongestionWindow: Sendable {
                 if answered { s.stats.quietRetriesAnswered = (s.stats.quietRetriesAnswered ?? 0) + 1 }
             }
             // The share of expected answers lost is judged over blocks of about a window of them.
-            if expected, answered || s.alive.contains(resolver), s.recordExpected(resolver, lost: !answered) {
+            if expected, answered || s.alive.contains(resolver), s.recordExpected(resolver, lost: !answered, ticket: ticket) {
                 s.block.done += 1
                 if !answered {
                     s.block.lost += 1
