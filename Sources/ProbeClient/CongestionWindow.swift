@@ -218,6 +218,8 @@ public final class CongestionWindow: Sendable {
         /// loss met by a decrease of the window (the scan was congested while it was in flight) never
         /// makes a resolver lossy on its own.
         mutating func recordExpected(_ resolver: Endpoint, lost: Bool, ticket: Ticket) -> Bool {
+            // The rule off (the default): every expected answer counts, and nothing per resolver is kept.
+            guard ownLossLevel > 0 else { return true }
             var record = records[resolver] ?? Record()
             defer { records[resolver] = record }
             record.done += 1
