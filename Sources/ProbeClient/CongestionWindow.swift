@@ -21,18 +21,19 @@ import Synchronization
 /// window's worth of them are lost and from at least two resolvers (one lossy path is its own loss,
 /// measured by its confirmation, not the scan's congestion).
 ///
-/// Loss that belongs to one resolver is not the scan's congestion either (`lossRule`): a range scan
-/// meets resolvers that drop a share of what they get, rate-limit, or answer late, and their
-/// timeouts, counted as the scan's, held the window at its floor for the rest of a sweep (issue 27).
-/// The scan's own congestion (its socket buffers, a shared first hop, one server behind many
-/// addresses) loses answers from every resolver alike; a resolver that loses far more than the
-/// scan does at the same time is losing its own. So each resolver's expected answers and losses
-/// are counted, and so is the scan's recent loss share (a moving average over about the last
-/// `recentSpan` expected answers); a resolver whose losses are at least
-/// `ownLossMinimum` and improbable at the scan's recent share (`ownLossLevel`, a binomial upper
-/// tail) is judged individually lossy for the rest of the scan: its answers and losses leave the
-/// blocks and the scan's share, so they neither cause nor dilute a decrease. Its own loss is still
-/// measured, by its confirmation probes (`ScanPair.loss`). A size probe's own timeout is not a
+/// A range scan's background loss is not the scan's congestion either (`lossRule`): a sweep meets
+/// resolvers that drop a share of what they get, rate-limit, or answer late, and their timeouts,
+/// counted as the scan's, halved the window 22 to 33 times, down to its floor, for the rest of a
+/// sweep (issue 27). Congestion the scan makes shows as loss above what the scan loses anyway, so
+/// the scan keeps its background share of expected answers lost once it has slowed down (a slow
+/// moving average over about `backgroundSpan` of those sent after the first decrease, leaving out
+/// those a later decrease met: they were its congestion), and a
+/// block's losses halve the window only when they are improbable at that share (`backgroundLevel`,
+/// a binomial upper tail) as well as above a tenth. One overloaded server behind a thousand
+/// addresses loses from a background near zero and halves the window at once; a sweep whose lossy
+/// hosts lose a few percent all along does not, until its own sending adds loss on top. A lost
+/// answer's resolver still has its loss measured, by its confirmation probes (`ScanPair.loss`).
+/// A size probe's own timeout is not a
 /// signal: silently dropping names or answers above a size is a size limit, common on real paths
 /// (fragmented answers), and must not throttle the scan. Queries to a resolver that has never
 /// answered do not take a place in the window either (most addresses of a range scan are silent
@@ -62,6 +63,9 @@ public final class CongestionWindow: Sendable {
         let quietRetry: Bool
         /// An uncounted query that adds to the load `isQuiet` judges.
         let loads: Bool
+        /// The scan's expected answers lost when it was sent (`State.expectedLost`): more at
+        /// completion means others were lost while it was in flight.
+        let lostAtSend: UInt64
     }
 
     /// What the window did during a scan (`scan.json` `congestion`), in Results.
@@ -74,19 +78,12 @@ public final class CongestionWindow: Sendable {
 
     public static let timeoutRule = CongestionWindowStats.timeoutRule
 
-    public static let lossRule = defaultOwnLossLevel > 0 ? lossRuleWithOwnLoss(level: defaultOwnLossLevel) : lossRuleCommon
-
-    static let lossRuleCommon = "A lost answer that should have come (an echo, control or confirmation probe to a resolver that "
+    public static let lossRule = "A lost answer that should have come (an echo, control or confirmation probe to a resolver that "
         + "answered before) is a congestion signal; more than a tenth of about a window of them, from at least two resolvers, halves "
-        + "the window."
-
-    static func lossRuleWithOwnLoss(level: Double) -> String { lossRuleCommon
-        + " Losses of one resolver's queries that were in flight together count as one loss event (RFC 5348 5.2). "
-        + "A resolver with at least \(ownLossMinimum) loss events, so many that a resolver losing at the scan's recent share "
-        + "(over about its last \(recentSpan) such answers, at least \(shareFloor)) would lose as many with probability below "
-        + "\(level) (binomial upper tail), is individually lossy (it drops, "
-        + "rate-limits or is slow on its own), unless the window was halved while the query was in flight: its answers and "
-        + "losses are left out of that count for the rest of the scan, and its loss is measured by its confirmation probes." }
+        + "the window when that many losses would come with probability below \(backgroundLevel) (binomial upper tail) at the "
+        + "scan's background loss share: the share of such answers lost after the first halving while no further halving came, "
+        + "averaged over about the last "
+        + "\(backgroundSpan) of them, taken as at least \(shareFloor) and at most \(shareCeiling)."
 
     /// Runs `body` with its queries sent only when the scan is quiet (`acquire(quiet:)`).
     public static func quietly<T>(_ body: () async -> T) async -> T {
@@ -109,11 +106,7 @@ public final class CongestionWindow: Sendable {
     /// (from which resolvers, up to `distinctLosers`).
     private struct Block {
         var done = 0
-        /// Loss events (`recordExpected`): losses of queries in flight together count once.
         var lost = 0
-        /// The scan's serial when the last counted loss was seen: a loss counts again only for a
-        /// query sent after it.
-        var lossEventSerial: UInt64 = 0
         var lostFrom: Set<Endpoint> = []
     }
 
@@ -124,26 +117,20 @@ public final class CongestionWindow: Sendable {
     static let lossShare = 0.1
     /// ... with at least this many expected answers judged.
     static let minimumBlock = 10
-    /// A resolver is individually lossy with at least this many losses of its own ...
-    static let ownLossMinimum = 2
-    /// ... when that many losses or more in its expected answers would come with probability below
-    /// this level if it lost at the scan's recent share (binomial upper tail): one resolver among a
-    /// thousand that loses with the others (one overloaded server behind many addresses) is then
-    /// rarely taken for lossy by chance, while a resolver that loses most of what it gets is
-    /// judged after a few losses. (A plain ratio, three times the scan's share after two losses,
-    /// took 176 of 1,000 addresses of one overloaded unbound for lossy ones, and the window then
-    /// missed enough of the scan's own loss for 8 pairs to lose their download search.)
-    ///
-    /// Off (0: no resolver is ever judged lossy on its own) until it holds under load: with it on at
-    /// 0.001 the /16 sweep + MTU scan at 3 % answering took 59.9 s instead of about 66, but
-    /// `ScanOverloadLabTests.concurrency1000GivesTheMTUsOf256` (1,000 addresses of one overloaded
-    /// unbound) lost 3 to 31 pairs when it ran in the full `make test`, while it passed alone. The
-    /// right MTU under overload (issue 27 item 2) comes first; the counting stays so that the rule
-    /// can be measured again (`ownLossResolvers` stays 0 while it is off).
-    public static let defaultOwnLossLevel = 0.0
-    /// The scan's share is taken as at least this when it is lower (a quiet scan with no recent
-    /// loss would otherwise make any second loss improbable).
+    /// ... when that many losses or more would come with probability below this level at the scan's
+    /// background loss share (binomial upper tail): about one block in a hundred of a scan that
+    /// makes no congestion halves the window by chance, instead of one in twenty with the tenth
+    /// alone at a few percent of background loss (what held a sweep's window at its floor).
+    static let backgroundLevel = 0.01
+    /// The background share averages about this many expected answers: long against a block, so
+    /// that a burst of the scan's own loss barely moves it.
+    static let backgroundSpan = 400
+    /// The background share is taken as at least this when it is lower ...
     static let shareFloor = 0.01
+    /// ... and at most this: a scan that loses more than a fifth of the answers that should come
+    /// slows down whatever the cause (loss that stays this high after halvings is not taken for a
+    /// background the scan may ignore).
+    static let shareCeiling = 0.2
 
     /// P(X >= k) for X ~ Binomial(n, p), summed term by term (n is a resolver's expected answers:
     /// tens, at most thousands).
@@ -165,24 +152,6 @@ public final class CongestionWindow: Sendable {
         }
         return min(1, sum)
     }
-    /// The scan's recent loss share averages about this many expected answers: short, so that it
-    /// follows the onset of the scan's own congestion before a resolver's second loss comes (with
-    /// the span of a window, 64 or more, it lagged, and resolvers that lost with the others were
-    /// judged lossy on their own).
-    static let recentSpan = minimumBlock * 2
-
-    /// One resolver's expected answers and how many of them were lost (`lossRule`).
-    private struct Record {
-        var done = 0
-        /// Loss events (`recordExpected`): losses of queries in flight together count once.
-        var lost = 0
-        /// The scan's serial when the last counted loss was seen: a loss counts again only for a
-        /// query sent after it.
-        var lossEventSerial: UInt64 = 0
-        /// Judged individually lossy: left out of the blocks and the scan's share from then on.
-        var own = false
-    }
-
     private struct State {
         var block = Block()
         var window: Double
@@ -198,55 +167,28 @@ public final class CongestionWindow: Sendable {
         /// Uncounted queries in flight (to resolvers that never answered), quiet retries left out.
         var uncounted = 0
         var quietWaiters: Deque<(id: UInt64, continuation: CheckedContinuation<Void, Never>)> = []
-        /// Every answering resolver's expected answers (`lossRule`).
-        var records: [Endpoint: Record] = [:]
-        /// The scan's recent share of expected answers lost, a moving average over about the last
-        /// `recentSpan` of them (resolvers judged individually lossy left out), and how many it has seen.
-        var recentShare = 0.0
-        var recentCount = 0
-        /// `CongestionWindow.defaultOwnLossLevel` unless the window was made with another.
-        var ownLossLevel = 0.0
+        /// Expected answers lost so far (a silent address's own timeouts are none): a ticket's
+        /// snapshot at send tells whether others were lost while it was in flight.
+        var expectedLost: UInt64 = 0
+        /// The scan's background loss share: a moving average of expected answers lost while no
+        /// decrease came (`backgroundSpan`), and how many it has seen.
+        var background = 0.0
+        var backgroundCount = 0
 
-        /// Counts one expected answer of `resolver`; false when its loss is its own (`lossRule`), so
-        /// the answer goes to no block.
-        ///
-        /// `ticket`: the query's, for two guards against taking the scan's own loss for the
-        /// resolver's. Losses of queries that were all in flight together are one loss event (RFC
-        /// 5348 5.2: losses within one round trip count once): only a query sent after the
-        /// resolver's last counted loss was seen adds another, so a burst of the scan's congestion
-        /// (an overflowing resolver queue drops every query it holds) is one loss, not several. And a
-        /// loss met by a decrease of the window (the scan was congested while it was in flight) never
-        /// makes a resolver lossy on its own.
-        mutating func recordExpected(_ resolver: Endpoint, lost: Bool, ticket: Ticket) -> Bool {
-            // The rule off (the default): every expected answer counts, and nothing per resolver is kept.
-            guard ownLossLevel > 0 else { return true }
-            var record = records[resolver] ?? Record()
-            defer { records[resolver] = record }
-            record.done += 1
-            var newEvent = false
-            if lost, ticket.serial > record.lossEventSerial {
-                newEvent = true
-                record.lost += 1
-                record.lossEventSerial = serial
-            }
-            if record.own {
-                if lost { stats.ownLosses = (stats.ownLosses ?? 0) + 1 }
-                return false
-            }
-            if lost, newEvent, ticket.decreasesAtSend == decreases,
-               record.lost >= CongestionWindow.ownLossMinimum, recentCount >= CongestionWindow.minimumBlock,
-               CongestionWindow.binomialUpperTail(record.lost, of: record.done,
-                                                  share: max(recentShare, CongestionWindow.shareFloor)) < ownLossLevel {
-                // Individually lossy: this loss and every later answer are its own.
-                record.own = true
-                stats.ownLossResolvers = (stats.ownLossResolvers ?? 0) + 1
-                stats.ownLosses = (stats.ownLosses ?? 0) + 1
-                return false
-            }
-            // The plain average of the first `recentSpan` answers, then an exponential one.
-            recentCount += 1
-            recentShare += ((lost ? 1 : 0) - recentShare) / Double(min(recentCount, CongestionWindow.recentSpan))
-            return true
+        /// Counts one expected answer toward the background share: only once the window was halved
+        /// (the loss that stays when the scan has slowed down is the loss it cannot remove), and
+        /// unless a decrease met it.
+        mutating func recordBackground(lost: Bool, ticket: Ticket) {
+            guard ticket.decreasesAtSend > 0, ticket.decreasesAtSend == decreases else { return }
+            backgroundCount += 1
+            background += ((lost ? 1 : 0) - background) / Double(min(backgroundCount, CongestionWindow.backgroundSpan))
+        }
+
+        /// Whether a block's losses stand out from the background share (`lossRule`).
+        func aboveBackground(_ block: Block) -> Bool {
+            let learned = backgroundCount >= CongestionWindow.minimumBlock ? min(background, CongestionWindow.shareCeiling) : 0
+            let share = max(learned, CongestionWindow.shareFloor)
+            return CongestionWindow.binomialUpperTail(block.lost, of: block.done, share: share) < CongestionWindow.backgroundLevel
         }
 
         /// Quiet: nothing waits for the window and at most half a window of queries is in flight.
@@ -262,22 +204,19 @@ public final class CongestionWindow: Sendable {
 
     /// `ceiling`: the most queries in flight the user allows (`--concurrency`); the window starts at
     /// `initial` (at most the ceiling) and grows by slow start up to it.
-    /// `ownLossLevel`: the own-loss rule's level (`defaultOwnLossLevel`; 0 turns the rule off).
-    public init(ceiling: Int, initial: Int = 64, floor: Int = 8, ownLossLevel: Double = CongestionWindow.defaultOwnLossLevel) {
+    public init(ceiling: Int, initial: Int = 64, floor: Int = 8) {
         self.ceiling = max(1, ceiling)
         self.floor = max(1, min(floor, self.ceiling))
         let start = max(self.floor, min(initial, self.ceiling))
-        let rule = ownLossLevel > 0 ? Self.lossRuleWithOwnLoss(level: ownLossLevel) : Self.lossRuleCommon
-        var state = State(window: Double(start), ssthresh: Double(self.ceiling),
-                          stats: Stats(initialWindow: start, ceiling: self.ceiling, floor: self.floor, lossRule: rule))
-        state.ownLossLevel = ownLossLevel
-        self.state = Mutex(state)
+        self.state = Mutex(State(window: Double(start), ssthresh: Double(self.ceiling),
+                                 stats: Stats(initialWindow: start, ceiling: self.ceiling, floor: self.floor, lossRule: Self.lossRule)))
     }
 
     public var stats: Stats {
         state.withLock { s in
             var stats = s.stats
             stats.finalWindow = Int(s.window)
+            if s.backgroundCount > 0 { stats.backgroundShare = (s.background * 10_000).rounded() / 10_000 }
             return stats
         }
     }
@@ -296,12 +235,12 @@ public final class CongestionWindow: Sendable {
             guard s.alive.contains(resolver) else {
                 if !quiet { s.uncounted += 1 }
                 return .go(Ticket(counted: false, serial: s.serial, decreasesAtSend: s.decreases, busy: busy,
-                                  quietRetry: quiet, loads: !quiet))
+                                  quietRetry: quiet, loads: !quiet, lostAtSend: s.expectedLost))
             }
             if s.waiters.isEmpty, s.inFlight < Int(s.window) {
                 s.inFlight += 1
                 return .go(Ticket(counted: true, serial: s.serial, decreasesAtSend: s.decreases, busy: busy,
-                                  quietRetry: quiet, loads: false))
+                                  quietRetry: quiet, loads: false, lostAtSend: s.expectedLost))
             }
             s.nextWaiter &+= 1
             s.stats.waited += 1
@@ -335,7 +274,7 @@ public final class CongestionWindow: Sendable {
                 if !granted { s.uncounted += 1 }
                 // It waited for the window: the scan was busy.
                 return Ticket(counted: granted, serial: s.serial, decreasesAtSend: s.decreases, busy: true,
-                              quietRetry: quiet, loads: !granted)
+                              quietRetry: quiet, loads: !granted, lostAtSend: s.expectedLost)
             }
         }
     }
@@ -364,22 +303,35 @@ public final class CongestionWindow: Sendable {
         }
     }
 
+    /// What the scan saw while a query was in flight (`complete`).
+    public struct Completion: Sendable {
+        /// A decrease came since it was sent (or it caused one): the scan was congested.
+        public let congested: Bool
+        /// Other expected answers were lost while it was in flight: a timeout of its own then is no
+        /// clean evidence that its resolver does not answer.
+        public let othersLost: Bool
+    }
+
     /// Hands the place back. `answered`: any response came; `expected`: the query was one that
     /// should have been answered (`expectingAnswer`). Returns whether the scan saw congestion while
-    /// it was in flight (a decrease since it was sent, or the one it caused).
+    /// it was in flight (a decrease since it was sent, or the one it caused) and whether others
+    /// were lost meanwhile.
     @discardableResult
-    public func complete(_ ticket: Ticket, resolver: Endpoint, answered: Bool, expected: Bool) -> Bool {
-        let congested: Bool = state.withLock { s in
+    public func complete(_ ticket: Ticket, resolver: Endpoint, answered: Bool, expected: Bool) -> Completion {
+        let completion: Completion = state.withLock { s in
             if ticket.counted { s.inFlight = max(0, s.inFlight - 1) }
             if ticket.loads { s.uncounted = max(0, s.uncounted - 1) }
+            let othersLost = s.expectedLost &- ticket.lostAtSend > 0
             if ticket.quietRetry {
                 s.stats.quietRetries = (s.stats.quietRetries ?? 0) + 1
                 if answered { s.stats.quietRetriesAnswered = (s.stats.quietRetriesAnswered ?? 0) + 1 }
             }
             // The share of expected answers lost is judged over blocks of about a window of them.
-            if expected, answered || s.alive.contains(resolver), s.recordExpected(resolver, lost: !answered, ticket: ticket) {
+            if expected, answered || s.alive.contains(resolver) {
+                s.recordBackground(lost: !answered, ticket: ticket)
                 s.block.done += 1
                 if !answered {
+                    s.expectedLost &+= 1
                     s.block.lost += 1
                     if s.block.lostFrom.count < Self.distinctLosers { s.block.lostFrom.insert(resolver) }
                     s.stats.signals += 1
@@ -396,7 +348,8 @@ public final class CongestionWindow: Sendable {
                     s.stats.largestWindow = max(s.stats.largestWindow, Int(s.window))
                 }
             } else if s.block.lostFrom.count >= Self.distinctLosers, s.block.done >= Self.minimumBlock,
-                      Double(s.block.lost) > Self.lossShare * Double(s.block.done), ticket.serial > s.lastDecreaseSerial {
+                      Double(s.block.lost) > Self.lossShare * Double(s.block.done), ticket.serial > s.lastDecreaseSerial,
+                      s.aboveBackground(s.block) {
                 // Multiplicative decrease: half the window (RFC 5681 3.1, eq. 4, with the window in
                 // queries), not below the floor.
                 s.window = max(Double(floor), s.window / 2)
@@ -408,10 +361,10 @@ public final class CongestionWindow: Sendable {
                 s.block = Block()
             }
             if s.block.done >= max(Self.minimumBlock * 2, Int(s.window)) { s.block = Block() }
-            return s.decreases != ticket.decreasesAtSend
+            return Completion(congested: s.decreases != ticket.decreasesAtSend, othersLost: othersLost)
         }
         wakeWaiters()
-        return congested
+        return completion
     }
 
     /// Gives freed places to waiting queries, oldest first; when the scan is then quiet, lets every

@@ -25,6 +25,9 @@ public struct ProbeOutcome: Sendable {
     /// Sent while the scan was busy (`CongestionWindow.Ticket.busy`): a timeout may be the scan's own
     /// load, so it is not evidence that the resolver does not answer (`CongestionWindow.timeoutRule`).
     public var sentWhileBusy = false
+    /// A timeout while other expected answers were lost too (`CongestionWindow.Completion.othersLost`):
+    /// the loss may be the scan's or the shared path's, so it is no clean evidence either.
+    public var lostWithOthers = false
     public var ok: Bool { failure == nil }
 
     public init(failure: ProbeFailure? = nil, detail: String? = nil, rttNanos: UInt64? = nil, responseSize: Int? = nil) {
@@ -118,10 +121,11 @@ public struct Prober: Sendable {
         case .timeout: timedOut = true
         case .sendFailed: break
         }
-        let congested = congestion.complete(ticket, resolver: resolver, answered: answered,
-                                            expected: CongestionWindow.expected)
+        let completion = congestion.complete(ticket, resolver: resolver, answered: answered,
+                                             expected: CongestionWindow.expected)
         var (message, outcome) = Self.classify(result, question: question)
-        if timedOut, congested { outcome.congested = true }
+        if timedOut, completion.congested { outcome.congested = true }
+        if timedOut, completion.othersLost { outcome.lostWithOthers = true }
         outcome.sentWhileBusy = ticket.busy
         return (message, outcome)
     }

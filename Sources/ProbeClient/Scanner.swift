@@ -181,8 +181,8 @@ public struct Scanner: Sendable {
     }
 
     /// Quiet retries a reachability or echo probe gets at most (`CongestionWindow.timeoutRule`): one,
-    /// and one more when that one met a decrease.
-    static let quietRetries = 2
+    /// and more while each one met a decrease or lost with others.
+    static let quietRetries = 3
 
     /// Retries a single probe while it fails transiently. With `quietRetries`, a timeout is final
     /// only when its probe was sent while the scan was quiet and met no decrease
@@ -204,7 +204,8 @@ public struct Scanner: Sendable {
         }
         guard prober.congestion != nil else { return last }
         var quiet = 0
-        while quiet < quietRetries, last.failure == .timeout, last.sentWhileBusy || last.congested, !Task.isCancelled {
+        while quiet < quietRetries, last.failure == .timeout, last.sentWhileBusy || last.congested || last.lostWithOthers,
+              !Task.isCancelled {
             quiet += 1
             last = await CongestionWindow.quietly { await probe() }
             log.append(last)

@@ -73,6 +73,7 @@ struct ScanOverloadLabTests {
             // The window acted: it met the bottleneck and halved.
             let window = try #require(at1000.congestion)
             #expect(window.ceiling == 1000 && window.decreases >= 1, "\(window)")
+            print("one overloaded unbound at 1000: window \(window)")
 
             let uncontrolled = try scan(lab, common + ["--concurrency", "1000", "--no-congestion-control"])
             #expect(uncontrolled.congestion == nil)

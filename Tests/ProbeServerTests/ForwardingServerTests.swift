@@ -26,24 +26,35 @@ final class FakeUpstream: @unchecked Sendable {
     private let log = Mutex<[Received]>([])
     private var threads: [Thread] = []
 
-    /// Both sockets on one port of 127.0.0.1; `tcp` false leaves the TCP port closed.
+    /// Both sockets on one port of 127.0.0.1; `tcp` false leaves the TCP port closed. The UDP port
+    /// is the kernel's choice; when its TCP twin is taken (other tests of the machine), another.
     init(tcp: Bool = true) throws {
-        let udp = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(udp, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(udp, $0, &length) } }
-        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
-        setsockopt(udp, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var udp: Int32 = -1
         var stream: Int32 = -1
-        if tcp {
+        var address = sockaddr_in()
+        var attempt = 0
+        while true {
+            attempt += 1
+            udp = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(udp, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(udp, $0, &length) } }
+            guard tcp else { break }
             stream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var one: Int32 = 1
             setsockopt(stream, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
             let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-            guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+            if bound == 0 { break }
+            close(stream)
+            close(udp)
+            guard attempt < 16 else { throw POSIXError(.EADDRINUSE) }
+        }
+        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(udp, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if tcp {
             listen(stream, 16)
             setsockopt(stream, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         }

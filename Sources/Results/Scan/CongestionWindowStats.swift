@@ -20,19 +20,24 @@ public struct CongestionWindowStats: Codable, Sendable, Hashable {
     public var quietRetriesAnswered: Int? = 0
     /// When a timeout is evidence that a pair does not answer, in words (the rule this scan applied).
     public var timeoutRule: String? = CongestionWindowStats.timeoutRule
-    /// Resolvers judged individually lossy (`lossRule`), and the timeouts of expected answers that
-    /// were theirs and so no congestion signal. (Optional: reports written before the rule have neither.)
-    public var ownLossResolvers: Int? = 0
-    public var ownLosses: Int? = 0
+    /// Resolvers judged individually lossy and their timeouts, from reports of the own-loss rule
+    /// (off by default, then replaced by the background share of `lossRule`); new reports leave
+    /// them out. Kept so that those reports still read.
+    /// The scan's background loss share when it ended (`lossRule`): expected answers lost after the
+    /// first halving and not met by another, a moving average; nil before any halving.
+    public var backgroundShare: Double?
+    public var ownLossResolvers: Int?
+    public var ownLosses: Int?
     /// Which lost answers count as the scan's congestion, in words (the rule this scan applied;
     /// `CongestionWindow.lossRule` in ProbeClient, which owns the constants it names).
     public var lossRule: String?
 
     /// When a timeout is evidence that a pair does not answer (`CongestionWindow` applies it).
     public static let timeoutRule = "A reachability or echo timeout is evidence only when its probe was sent while the scan was quiet "
-        + "(nothing waiting for the congestion window, at most half the window of queries in flight) and no decrease came while it "
-        + "was in flight; a timeout sent while the scan was busy or met by a decrease is retried when the scan is quiet, and the pair "
-        + "is called unreachable only when that quiet retry times out too."
+        + "(nothing waiting for the congestion window, at most half the window of queries in flight), no decrease came while it "
+        + "was in flight and no expected answer of another query was lost meanwhile; otherwise it is retried when the scan is quiet (up to "
+        + "three times, while the retries themselves meet a decrease or other losses), and the pair is called unreachable only "
+        + "when a quiet retry times out alone."
 
     public init(initialWindow: Int, ceiling: Int, floor: Int, lossRule: String? = nil) {
         self.lossRule = lossRule
