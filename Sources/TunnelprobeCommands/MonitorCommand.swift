@@ -4,8 +4,6 @@ import OSLayer
 import DNSWire
 import EngineModels
 import Foundation
-import NIOConcurrencyHelpers
-import NIOCore
 import ProbeClient
 import ProbeProtocol
 import Reports
@@ -177,112 +175,15 @@ struct MonitorCommand: AsyncParsableCommand {
             printErr("monitor: \(targets.count) pair(s) every \(interval) s\(rates); history in \(historyPath)")
         }
         let historyFD = history.fileDescriptor
-        let settings = (interval: interval, duration: duration, checks: checks, attempts: attempts, parallel: parallel,
-                        rateInterval: rateInterval, rateParallel: rateParallel)
+        let monitor = MonitorRun(targets: targets,
+                                 settings: .init(interval: interval, duration: duration, checks: checks, attempts: attempts, parallel: parallel,
+                                                 rateInterval: rateInterval, rateParallel: rateParallel),
+                                 engineScans: engineScans, directory: directory)
+        let check = MonitorRun.probing(targets, with: prober, attempts: attempts)
+        let measure = rateProbe.map { MonitorRun.measuring(targets, with: $0) }
         // Everything runs on the query engine's event loop: see EventLoopTaskExecutor for why.
-        let loop = Task(executorPreference: queryEngine.taskExecutor) { [targets, engineScans] () -> MonitorState in
-            var state = MonitorState(targets: targets)
-            let engineFigures = engineScans.map { Self.figures($0, pairs: state.pairs) }
-            let clock = ContinuousClock()
-            let started = clock.now
-            @Sendable func since() -> Double {
-                let d = clock.now - started
-                return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-            }
-            var nextMemorySample = 1
-            func sampleMemory() { state.memory.append(.init(checks: state.checks, ProcessMemory.now())) }
-            // Rate measurements run beside the checks; a pair is not checked while its rate is
-            // measured (the load would fail its check). Each hands its result over here.
-            var schedule = RateSchedule(pairs: targets.count, interval: settings.rateInterval ?? .infinity, parallel: settings.rateParallel)
-            let measured = NIOLockedValueBox<[(Int, RateSample)]>([])
-            let lines = MonitorHistory(fd: historyFD, targets: targets)
-            func takeMeasured() {
-                for (i, sample) in measured.withLockedValue({ m in defer { m.removeAll(keepingCapacity: true) }; return m }) {
-                    schedule.finish(i)
-                    state.pairs[i].record(rate: sample)
-                    lines.rate(at: since(), pair: i, sample: sample)
-                }
-            }
-            await withTaskGroup(of: Void.self) { measurements in
-                while !Task.isCancelled {
-                    if let limit = settings.duration, since() >= limit { break }
-                    if let limit = settings.checks, state.checks >= limit { break }
-                    let roundStart = clock.now
-                    takeMeasured()
-                    let checked = targets.indices.filter { !schedule.measuring.contains($0) }
-                    // A failed check is diagnosed at once: down (even the smallest query fails), or up
-                    // with smaller sizes than the scan's (MTU drift).
-                    let checkOne: @Sendable (Int) async -> (Int, ProbeOutcome, (queryCharacters: Int?, answerBytes: Int?)?) = { i in
-                        let outcome = await targets[i].check(with: prober, attempts: settings.attempts)
-                        guard !outcome.ok, !Task.isCancelled else { return (i, outcome, nil) }
-                        return (i, outcome, await targets[i].diagnose(with: prober, attempts: settings.attempts))
-                    }
-                    let results = await withTaskGroup(of: (Int, ProbeOutcome, (queryCharacters: Int?, answerBytes: Int?)?).self) { group in
-                        var out: [(Int, ProbeOutcome, (queryCharacters: Int?, answerBytes: Int?)?)] = []
-                        var next = checked.makeIterator()
-                        for _ in 0..<Swift.min(settings.parallel, checked.count) {
-                            if let i = next.next() { group.addTask { await checkOne(i) } }
-                        }
-                        while let done = await group.next() {
-                            out.append(done)
-                            if !Task.isCancelled, let i = next.next() { group.addTask { await checkOne(i) } }
-                        }
-                        return out
-                    }
-                    if Task.isCancelled, results.count < checked.count { break }
-                    let at = since()
-                    if !checked.isEmpty { state.rounds += 1 }
-                    for (i, outcome, diagnosis) in results.sorted(by: { $0.0 < $1.0 }) {
-                        if let limit = settings.checks, state.checks >= limit { break }
-                        let rtt = outcome.ok ? outcome.rttNanos.map { Double($0) / 1e6 } : nil
-                        let drift = diagnosis.map { SizeDrift(at: at, queryCharacters: $0.queryCharacters, answerBytes: $0.answerBytes) }
-                        state.pairs[i].record(ok: outcome.ok, at: at, rttMs: rtt, failure: outcome.failure?.rawValue, drift: drift)
-                        state.checks += 1
-                        lines.check(at: at, pair: i, outcome: outcome, rttMs: rtt, diagnosed: !outcome.ok && !Task.isCancelled, drift: drift)
-                        if state.checks >= nextMemorySample {
-                            sampleMemory()
-                            nextMemorySample *= 10
-                        }
-                    }
-                    if let rateProbe {
-                        for i in schedule.start(now: since(), up: state.pairs.map(\.up)) {
-                            let t = targets[i], at = since()
-                            measurements.addTask {
-                                let pair = RankTarget(target: t.target, zone: t.zone, queryCharacters: t.queryCharacters, answerBytes: t.answerBytes)
-                                let c = await RankRun(probe: rateProbe).measure(pair, budgetSeconds: rateProbe.settings.pairBudgetSeconds)
-                                // A measurement cut short by the stop is not one: it is left out.
-                                guard !Task.isCancelled else { return }
-                                measured.withLockedValue { $0.append((i, RateSample(at: at, capacity: c))) }
-                            }
-                        }
-                    }
-                    takeMeasured()
-                    // Each engine's file: the pairs that are up, by their latest measured goodput
-                    // when rates are known, else accepted first in the scan's order.
-                    let orders = engineFigures.map { Self.fileOrder($0, pairs: state.pairs) }
-                    if orders != state.lastOrders {
-                        Self.writeExports(engineScans, figures: engineFigures, orders: orders, directory: directory)
-                        if state.lastOrders != nil {
-                            state.rewrites += 1
-                            state.rewriteTimes.append(at)
-                        }
-                        state.lastOrders = orders
-                    }
-                    state.elapsed = since()
-                    // Nothing to check (every pair is being measured): wait for a measurement to end.
-                    let pause = checked.isEmpty ? Swift.max(settings.interval, 0.1) : settings.interval
-                    let wake = roundStart + .milliseconds(Int64(pause * 1000))
-                    if wake > clock.now {
-                        if let limit = settings.duration, since() + pause > limit { break }
-                        try? await Task.sleep(until: wake, clock: clock)
-                    }
-                }
-                measurements.cancelAll()
-            }
-            state.elapsed = since()
-            sampleMemory()
-            state.historyFailure = lines.failure
-            return state
+        let loop = Task(executorPreference: queryEngine.taskExecutor) {
+            await monitor.run(historyFD: historyFD, check: check, measure: measure)
         }
         let state = await run.measure(onSignal: { loop.cancel() }) { await loop.value }
         try? history.close()
@@ -304,52 +205,5 @@ struct MonitorCommand: AsyncParsableCommand {
                            + "; \(up) of \(state.pairs.count) pair(s) up now; resolver files rewritten \(state.rewrites) time(s)\nreport: \(directory)/monitor.md",
                        common: common)
         try run.exitStatus(failed: up == 0)
-    }
-
-    struct MonitorState: Sendable {
-        var pairs: [PairStability]
-        var checks = 0
-        var rounds = 0
-        var rewrites = 0
-        var rewriteTimes: [Double] = []
-        var memory: [MonitorReport.MemorySample] = []
-        /// Each engine's resolver file as last written (indices of pairs), nil before the first.
-        var lastOrders: [[Int]]?
-        /// Why history.jsonl could not be written to the end, if it could not.
-        var historyFailure: String?
-        var elapsed = 0.0
-
-        init(targets: [MonitorTarget]) {
-            pairs = targets.map { PairStability(resolver: $0.name, domain: $0.zone.description, spare: $0.spare) }
-        }
-    }
-
-    /// Each engine's figures per watched pair (same indices as the pairs), nil where the engine
-    /// cannot use the pair.
-    static func figures(_ scan: EngineScan, pairs: [PairStability]) -> [PairFigures?] {
-        var byPair: [String: PairFigures] = [:]
-        for f in scan.synced.usable { byPair[f.resolver + " " + f.domain] = f }
-        return pairs.map { byPair[$0.resolver + " " + $0.domain] }
-    }
-
-    /// The pairs of an engine's resolver file, in order (`ResolverFileOrder`).
-    static func fileOrder(_ figures: [PairFigures?], pairs: [PairStability]) -> [Int] {
-        ResolverFileOrder.order(pairs) { figures[$0]?.download.bytesPerQuery }
-    }
-
-    /// Each engine's files for the pairs in `orders`, written beside the report: temporary file,
-    /// then rename, so a reader never sees half a file.
-    static func writeExports(_ scans: [EngineScan], figures: [[PairFigures?]], orders: [[Int]], directory: String) {
-        for (e, scan) in scans.enumerated() {
-            let model = EngineCatalog.model(for: scan.engine)
-            let chosen = orders[e].compactMap { figures[e][$0] }
-            let files = model.exports(SyncedFigures(engine: scan.engine, upload: scan.synced.upload, download: scan.synced.download,
-                                                    usable: chosen, rejected: []))
-            let dir = directory + "/exports/\(scan.engine.rawValue)"
-            try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            for file in files {
-                try? Data(file.text.utf8).write(to: URL(fileURLWithPath: dir + "/" + file.name), options: .atomic)
-            }
-        }
     }
 }

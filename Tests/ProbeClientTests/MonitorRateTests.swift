@@ -7,11 +7,14 @@ import Testing
 /// order of the resolver files that follows them. Pure logic, no network.
 @Suite struct MonitorRateTests {
     static func sample(at: Double, rate: Double, lost: Int = 0, sent: Int = 100) -> RateSample {
-        let capacity = PairCapacity(resolver: "192.0.2.1:53", domain: "vpn.lab.test", queryCharacters: 100, answerBytes: 500,
+        RateSample(at: at, capacity: capacity(rate: rate, lost: lost, sent: sent))
+    }
+
+    static func capacity(rate: Double, lost: Int = 0, sent: Int = 100) -> PairCapacity {
+        PairCapacity(resolver: "192.0.2.1:53", domain: "vpn.lab.test", queryCharacters: 100, answerBytes: 500,
                                     steps: [], sustainableRate: rate, troubledRate: rate * 1.1, limitedBy: .rateLimiter,
                                     evidence: "test", lossAtSustainable: .init(count: lost, total: sent),
                                     rttAtSustainableMs: .init([1, 2, 3]), recovered: true, seconds: 12)
-        return RateSample(at: at, capacity: capacity)
     }
 
     /// Never-measured pairs that are up start at once, at most `parallel` at a time; a pair being
