@@ -1,9 +1,10 @@
 /// MasterDnsVPN's (Go edition) lower-case base 36: every 7 bytes become 11 characters (the 56-bit
 /// block as an 11-digit number), a tail of 1...6 bytes becomes 2, 4, 5, 7, 8 or 10 digits; decoding
 /// takes either letter case. Unlike `LabelEncoding.base36` (one big integer) the length depends only
-/// on the byte count. Read in internal/basecodec/lowerbase36.go at commit bc69a58.
+/// on the byte count. Read in internal/basecodec/lowerbase36.go at commit bc69a58. Both layouts
+/// share one alphabet and one reverse table (`LabelEncoding.base36Alphabet`, `base36Table`).
 public enum LowerBase36 {
-    static let alphabet = Array("0123456789abcdefghijklmnopqrstuvwxyz".utf8)
+    static let alphabet = LabelEncoding.base36Alphabet
     /// Characters for a tail of n bytes, n = 0...7.
     static let charsForBytes = [0, 2, 4, 5, 7, 8, 10, 11]
 
@@ -69,11 +70,7 @@ public enum LowerBase36 {
     }
 
     static func digit(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        let value = LabelEncoding.base36Table[Int(c)]
+        return value == LabelEncoding.invalidDigit ? nil : value
     }
 }
