@@ -6,20 +6,22 @@ import Foundation
 /// a thread that entered the sandbox's namespace, so they follow its routes and resolv.conf
 /// servers. Blocking calls with short timeouts; each runs on its own thread.
 enum SandboxProbes {
-    /// An HTTP/1.0 GET; returns the body or why it failed.
-    static func httpGet(url: WhoamiURL, namespacePath: String, timeout: Duration) async -> Result<String, SandboxProbeFailure> {
+    /// An HTTP/1.0 GET as the engine carries it: through its SOCKS5 proxy when it has one
+    /// (`socks`), else straight from the sandbox, where the routes lead into the TUN. Returns the
+    /// body or why it failed. The one HTTP client of verify, resilience and `scan --e2e`
+    /// (`connect`, `getRequest`; `bulkGet` times a longer body over the same two).
+    static func httpGet(url: WhoamiURL, socks: Endpoint?, namespacePath: String, timeout: Duration) async -> Result<String, SandboxProbeFailure> {
         let result = try? await NamespaceThread.run(in: namespacePath) { () -> Result<String, SandboxProbeFailure> in
             let socket: BlockingSocket
-            switch connectTCP(host: url.host, port: url.port, timeoutMs: timeout.milliseconds) {
+            switch connect(url, socks: socks, timeoutMs: timeout.milliseconds) {
             case .failure(let failure): return .failure(failure)
             case .success(let connected): socket = connected
             }
             defer { socket.close() }
-            let request = "GET \(url.path) HTTP/1.0\r\nHost: \(url.hostHeader)\r\nUser-Agent: tunnelprobe-verify\r\nConnection: close\r\n\r\n"
             do {
-                try socket.sendAll(Array(request.utf8))
+                try socket.sendAll(getRequest(url, agent: "tunnelprobe-verify"))
             } catch {
-                return .failure(SandboxProbeFailure("send failed: \(error)"))
+                return .failure(SandboxProbeFailure("send\(socks == nil ? "" : " through SOCKS") failed: \(error)"))
             }
             var response: [UInt8] = []
             while response.count < 65536 {
@@ -27,7 +29,9 @@ enum SandboxProbes {
                 do {
                     chunk = try socket.receive(maximum: 4096)
                 } catch {
-                    return .failure(SandboxProbeFailure("no response within \(timeout): \(error)"))
+                    // What came before a reset or a timeout is still the answer, if anything came.
+                    if response.isEmpty { return .failure(SandboxProbeFailure("no response within \(timeout): \(error)")) }
+                    break
                 }
                 if chunk.isEmpty { break }
                 response += chunk
@@ -37,33 +41,16 @@ enum SandboxProbes {
         return result ?? .failure(SandboxProbeFailure("cannot enter the sandbox"))
     }
 
-    /// The GET as the engine carries it: through its SOCKS5 proxy when it has one (`socks`), else
-    /// straight from the sandbox, where the routes lead into the TUN.
-    static func httpGet(url: WhoamiURL, socks: Endpoint?, namespacePath: String, timeout: Duration) async -> Result<String, SandboxProbeFailure> {
-        if let socks { return await httpGetViaSOCKS(url: url, socks: socks, namespacePath: namespacePath, timeout: timeout) }
-        return await httpGet(url: url, namespacePath: namespacePath, timeout: timeout)
+    /// A TCP connection to the URL's host from inside the sandbox: through the SOCKS5 proxy
+    /// (`socksConnect`) when there is one, else straight.
+    static func connect(_ url: WhoamiURL, socks: Endpoint?, timeoutMs: Int) -> Result<BlockingSocket, SandboxProbeFailure> {
+        if let socks { return socksConnect(socks: socks, host: url.host, port: url.port, timeoutMs: timeoutMs) }
+        return connectTCP(host: url.host, port: url.port, timeoutMs: timeoutMs)
     }
 
-    /// The same GET through a SOCKS5 proxy inside the sandbox (RFC 1928): no authentication,
-    /// CONNECT with the host as a domain name (ATYP 3) so the proxy resolves it remotely, or as an
-    /// address when it is one.
-    static func httpGetViaSOCKS(url: WhoamiURL, socks: Endpoint, namespacePath: String, timeout: Duration) async -> Result<String, SandboxProbeFailure> {
-        let result = try? await NamespaceThread.run(in: namespacePath) { () -> Result<String, SandboxProbeFailure> in
-            switch socksConnect(socks: socks, host: url.host, port: url.port, timeoutMs: timeout.milliseconds) {
-            case .failure(let failure): return .failure(failure)
-            case .success(let socket):
-                defer { socket.close() }
-                let request = "GET \(url.path) HTTP/1.0\r\nHost: \(url.hostHeader)\r\nConnection: close\r\n\r\n"
-                guard (try? socket.sendAll(Array(request.utf8))) != nil else { return .failure(SandboxProbeFailure("send through SOCKS failed")) }
-                var response: [UInt8] = []
-                while response.count < 65536 {
-                    guard let chunk = try? socket.receive(maximum: 4096), !chunk.isEmpty else { break }
-                    response += chunk
-                }
-                return parseHTTP(response)
-            }
-        }
-        return result ?? .failure(SandboxProbeFailure("cannot enter the sandbox"))
+    /// An HTTP/1.0 GET of the URL's path, the connection closed after the answer.
+    static func getRequest(_ url: WhoamiURL, agent: String) -> [UInt8] {
+        Array("GET \(url.path) HTTP/1.0\r\nHost: \(url.hostHeader)\r\nUser-Agent: \(agent)\r\nConnection: close\r\n\r\n".utf8)
     }
 
     /// A SOCKS5 CONNECT; the socket is ready for the application's bytes on success.

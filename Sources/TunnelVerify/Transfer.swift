@@ -32,21 +32,15 @@ extension SandboxProbes {
         let url = transfer.url
         let timeoutMs = transfer.timeout.milliseconds
         let result = try? await NamespaceThread.run(in: namespacePath) { () -> Result<BulkSample, SandboxProbeFailure> in
-            let connected: Result<BlockingSocket, SandboxProbeFailure> = if let socks {
-                socksConnect(socks: socks, host: url.host, port: url.port, timeoutMs: timeoutMs)
-            } else {
-                connectTCP(host: url.host, port: url.port, timeoutMs: timeoutMs)
-            }
             let socket: BlockingSocket
-            switch connected {
+            switch connect(url, socks: socks, timeoutMs: timeoutMs) {
             case .failure(let failure): return .failure(failure)
             case .success(let made): socket = made
             }
             defer { socket.close() }
-            let request = "GET \(url.path) HTTP/1.0\r\nHost: \(url.hostHeader)\r\nUser-Agent: tunnelprobe-e2e\r\nConnection: close\r\n\r\n"
             let start = DispatchTime.now().uptimeNanoseconds
             do {
-                try socket.sendAll(Array(request.utf8))
+                try socket.sendAll(getRequest(url, agent: "tunnelprobe-e2e"))
             } catch {
                 return .failure(SandboxProbeFailure("send failed: \(error)"))
             }
