@@ -173,15 +173,7 @@ final class DnsttCarrierCapture: Sendable {
     static func start(namespacePath: String, interface: String, path: String, resolver: Endpoint, domain: String) async throws(VerifyError) -> DnsttCarrierCapture {
         let family = resolver.isIPv6 ? "ip6" : "ip"
         let live = LiveCapture(device: interface, filter: "\(family) host \(resolver.host) and udp port \(resolver.port)", snapLength: 512, writeTo: path)
-        let failure = try await NamespaceThread.run(in: namespacePath) { () -> String? in
-            do {
-                try live.start()
-                return nil
-            } catch {
-                return "\(error)"
-            }
-        }
-        if let failure { throw VerifyError(.sandboxFailed, "cannot capture the dnstt carrier on \(interface): \(failure)") }
+        try await UplinkCapture.start(live, namespacePath: namespacePath, what: "cannot capture the dnstt carrier on \(interface)")
         return DnsttCarrierCapture(live: live, path: path, resolver: resolver, domain: domain)
     }
 
