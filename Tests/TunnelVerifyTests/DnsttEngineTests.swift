@@ -1,4 +1,5 @@
 import Base
+import DNSWire
 import EngineModels
 import Foundation
 import Results
@@ -197,6 +198,26 @@ struct DnsttEngineTests {
         let elsewhere = DnsttCarrierTally(pcap: try #require(Bundle.module.url(forResource: "Fixtures/dnstt/wire-truncating", withExtension: "carrier.pcap")).path,
                                           resolver: try Endpoint(parsing: "198.18.0.1:53", defaultPort: 53), domain: "d.t.lab.test")
         #expect(elsewhere.answers == 0 && elsewhere.truncated == 0)
+    }
+
+    /// A resolver with no server behind it that says so (SERVFAIL, REFUSED): not recorded in the lab
+    /// (its unbound stayed silent), so made here from the same frame layout as the recordings.
+    @Test func errorAnswersNameTheAbsentServer() throws {
+        let resolver = try Endpoint(parsing: "198.18.0.1:53", defaultPort: 53)
+        func frame(query: Bool, id: UInt16, rcode: UInt8) throws -> [UInt8] {
+            var dns = DNSMessage.queryBytes(id: id, name: try DNSName("aaaaaaaaaaaaa.d.t.lab.test"), type: .txt)
+            if !query { dns[2] |= 0x80; dns[3] = (dns[3] & 0xf0) | rcode }
+            let (client, server): ([UInt8], [UInt8]) = ([198, 19, 0, 2], [198, 18, 0, 1])
+            let ip: [UInt8] = [0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17, 0, 0] + (query ? client + server : server + client)
+            let udp: [UInt8] = query ? [0xc3, 0x50, 0, 53, 0, 0, 0, 0] : [0, 53, 0xc3, 0x50, 0, 0, 0, 0]
+            return Array(repeating: 0, count: 12) + [0x08, 0x00] + ip + udp + dns
+        }
+        let frames = [try frame(query: true, id: 1, rcode: 0), try frame(query: false, id: 1, rcode: 2),
+                      try frame(query: true, id: 2, rcode: 0), try frame(query: false, id: 2, rcode: 5)]
+        let tally = DnsttCarrierTally(frames: frames, resolver: resolver, domain: "d.t.lab.test")
+        #expect(tally.queries == 2 && tally.answers == 2 && tally.tunnelAnswers == 0 && tally.errors == ["SERVFAIL": 1, "REFUSED": 1])
+        #expect(tally.handshakeFailure(resolver: resolver, domain: "d.t.lab.test")
+            == "handshake timeout: no dnstt-server answers for d.t.lab.test: the resolver answered REFUSED x1, SERVFAIL x1 (2 queries, 2 answers); the server is absent or unreachable from the resolver")
     }
 
     /// No query seen (a replay, a capture that failed): the tally says nothing, the log's reason
