@@ -212,7 +212,7 @@ let package = Package(
         // Rules over the test sources themselves: every lab suite is one `make check` skips (Makefile LAB_SUITES).
         .testTarget(name: "SuiteRulesTests"),
         // The commands' own flag handling, in process (`@testable import TunnelprobeCommands`).
-        .testTarget(name: "CommandLineTests", dependencies: ["Results", "TunnelprobeCommands", "Impairment", "Base", "Fates", "ProbeClient"]),
+        .testTarget(name: "CommandLineTests", dependencies: ["Results", "TunnelprobeCommands", "Impairment", "Base", "Fates", "ProbeClient", "TunnelVerify"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
         .testTarget(name: "EngineModelsTests", dependencies: ["Results", "EngineModels"], resources: [.copy("Fixtures")]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzEntries", "TestSupport"]),

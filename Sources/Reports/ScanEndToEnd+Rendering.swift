@@ -7,6 +7,7 @@ extension ScanEndToEnd {
         var out = ["## End to end through \(engine)", ""]
         out.append("The best \(requested) accepted pair(s) (\(selection)), each with the real engine pinned to that one resolver: handshake, first data (\(firstDataURL)), then \(bulkBytes.map { "\($0) bytes from \(bulkURL ?? "-")" } ?? "no bulk download"). Ranked by goodput.")
         out.append("")
+        if let engineDomain { out += [domainSentence(engineDomain), ""] }
         if let note { out += ["> \(note)", ""] }
         guard !runs.isEmpty else { return out + ["No pair was run end to end.", ""] }
         out.append("| rank | resolver | domain | end to end | handshake ms | first data ms | bulk TTFB ms | bulk bytes | goodput B/s | why not |")
@@ -22,10 +23,16 @@ extension ScanEndToEnd {
         return out
     }
 
+    /// Which domain the engine used when it was not each pair's (`--e2e-domain profile`).
+    func domainSentence(_ engineDomain: String) -> String {
+        "The engine ran on the profile's tunnel domain \(engineDomain) through each pair's resolver; the domain column is the probe domain the scan measured that resolver on (--e2e-domain profile)."
+    }
+
     /// The HTML section of the scan page.
     func html() -> String {
         var s = "<h3>End to end through \(HTML.escape(engine))</h3>"
         s += "<p>The best \(requested) accepted pair(s) (\(HTML.escape(selection))), each with the real engine pinned to that one resolver: handshake, first data, then \(bulkBytes.map { "\($0) bytes from \(HTML.escape(bulkURL ?? "-"))" } ?? "no bulk download"). Ranked by goodput (RFC 2647 3.17).</p>"
+        if let engineDomain { s += "<p>\(HTML.escape(domainSentence(engineDomain)))</p>" }
         if let note { s += "<p class=\"notice\">\(HTML.escape(note))</p>" }
         let passing = runs.filter { $0.ok && $0.goodputBytesPerSecond != nil }
         if !passing.isEmpty {

@@ -185,7 +185,8 @@ public struct DnsttLog: Sendable, Hashable {
 
     /// Why no handshake came in time, in what the log allows. The client logs the same for a wrong
     /// public key, a resolver that drops the queries and an absent server (`begin session`, then
-    /// nothing: Fixtures/dnstt wrong-key, resolver-drop, server-absent), so the reason names all three.
+    /// nothing: Fixtures/dnstt wrong-key, resolver-drop, server-absent), so the reason names all three;
+    /// over UDP verify names the one cause from the carrier instead (`DnsttCarrierTally`).
     var timeoutReason: (reason: String, words: String?) {
         if let transportErrorLine {
             return ("handshake timeout: the client cannot reach the resolver", transportErrorLine)

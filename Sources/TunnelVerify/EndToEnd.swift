@@ -18,6 +18,11 @@ public struct EndToEndConfiguration: Sendable {
     public var seed: UInt64
     public var stateRoot = Sandbox.defaultStateRoot
     public var socks: Endpoint?
+    /// The tunnel domain every pair's engine uses instead of the pair's probe domain (`--e2e-domain
+    /// profile`): a server that holds its own domain and key (dnstt-server) cannot answer the probe
+    /// domain `serve` answers, so the scan measures the resolvers on its domain and the engine runs
+    /// on the tunnel's. Nil: each pair's domain.
+    public var engineDomain: String?
 
     public init(profile: Profile, engine: EngineKind, overrides: EngineOverrides, whoami: WhoamiURL, bulk: BulkTransfer?, seed: UInt64) {
         self.profile = profile
@@ -32,9 +37,10 @@ public struct EndToEndConfiguration: Sendable {
     /// a `command` engine's command line `{resolver}` (ip:port), `{resolver-ip}`, `{resolver-url}`
     /// (the resolver in the form that names its transport: `tls://ip:853#name`, `https://…`),
     /// `{transport}` (udp, tcp, tls, https) and `{domain}` replaced by the pair's (`{tun}` stays for
-    /// verify to fill in).
+    /// verify to fill in); the domain is `engineDomain` when set.
     public func verification(resolver: Endpoint, domain: String, index: Int, target: ResolverTarget? = nil) -> VerifyConfiguration {
         var pinned = overrides
+        let domain = engineDomain ?? domain
         let target = target ?? ResolverTarget(endpoint: resolver)
         pinned.command = overrides.command.map {
             $0.replacingOccurrences(of: "{resolver-ip}", with: resolver.host)

@@ -134,7 +134,8 @@ extension VerifySession {
             return true
         case .failure(let problem):
             figures.error = problem.description
-            fail("bulk", started: started, reason: "first data passed but the bulk download failed: \(problem)",
+            let hint = await stallHint(log: nil)
+            fail("bulk", started: started, reason: "first data passed but the bulk download failed: \(problem)\(hint)",
                  words: Host.lastLines(process.logText, count: 3))
             return false
         }

@@ -35,6 +35,13 @@ final class UplinkCapture: Sendable {
         let originNanos = wallNanos - (seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         // Only what the sandbox sends: a leak is a packet sent, whatever comes back.
         let live = LiveCapture(device: interface, filter: "", snapLength: 2048, writeTo: path, outboundOnly: true)
+        try await start(live, namespacePath: namespacePath, what: "cannot capture on \(interface)")
+        return UplinkCapture(live: live, path: path, originNanos: originNanos)
+    }
+
+    /// Starts `live` on a thread inside the namespace (a packet socket belongs to the namespace it
+    /// was made in); a failure is `what` with libpcap's words.
+    static func start(_ live: LiveCapture, namespacePath: String, what: String) async throws(VerifyError) {
         let failure = try await NamespaceThread.run(in: namespacePath) { () -> String? in
             do {
                 try live.start()
@@ -43,8 +50,7 @@ final class UplinkCapture: Sendable {
                 return "\(error)"
             }
         }
-        if let failure { throw VerifyError(.sandboxFailed, "cannot capture on \(interface): \(failure)") }
-        return UplinkCapture(live: live, path: path, originNanos: originNanos)
+        if let failure { throw VerifyError(.sandboxFailed, "\(what): \(failure)") }
     }
 
     /// Stops (after a moment for frames still in flight) and returns every frame captured.

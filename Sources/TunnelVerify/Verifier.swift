@@ -167,6 +167,8 @@ struct VerifySession {
     /// Which check each uplink packet is evidence for; its windows and names are filled in as the
     /// checks run.
     var evidence: EvidenceRule
+    /// dnstt over UDP: the carrier in both directions, whose answers name a handshake timeout's cause.
+    var dnsttCarrier: DnsttCarrierCapture?
 
     init(configuration: VerifyConfiguration, engine: Engine, tools: Tools, sandbox: Sandbox) {
         self.configuration = configuration
@@ -212,7 +214,18 @@ struct VerifySession {
             capture = nil
             diagnostics.errors.append(error.message)
         }
+        if engine.dnstt?.transport == .udp, let resolver = engine.carriers.first, let domain = engine.carrierDomain {
+            do {
+                dnsttCarrier = try await DnsttCarrierCapture.start(
+                    namespacePath: sandbox.namespacePath, interface: sandbox.uplink,
+                    path: configuration.capturePath.map(DnsttCarrierCapture.path(beside:)) ?? sandbox.directory + "/carrier.pcap",
+                    resolver: resolver, domain: domain)
+            } catch {
+                diagnostics.errors.append(error.message)
+            }
+        }
         await phases(capture: capture)
+        if let dnsttCarrier { _ = await dnsttCarrier.stop() }
         if let capture { await summarize(capture.stop()) }
         // The leak verdicts come from the capture, so the checks phase is judged only now.
         if let index = phases.lastIndex(where: { $0.name == "checks" }) { phases[index].ok = checksPassed }
@@ -323,6 +336,16 @@ struct VerifySession {
         await handshakeAndChecks(process: process, pid: pid, capture: capture, deadline: deadline, usesTUN: true)
     }
 
+    /// Why data may not cross after a done handshake: the engine's hint, and for dnstt over UDP
+    /// the truncated answers on the wire (the carrier capture ends here: the run is failing); with
+    /// no log, only the wire's.
+    func stallHint(log: String?) async -> String {
+        var hints: [String] = []
+        if let carrier = dnsttCarrier, let truncation = await carrier.stop().truncationEvidence { hints.append(truncation) }
+        if let log, let hint = engine.dataStallHint(log: log) { hints.append(hint) }
+        return hints.map { "; \($0)" }.joined()
+    }
+
     mutating func handshakeAndChecks(process: EngineProcess, pid: Int32, capture: UplinkCapture?,
                                      deadline: ContinuousClock.Instant, usesTUN: Bool) async {
         let carriers = engine.carriers.map(\.host)
@@ -342,7 +365,14 @@ struct VerifySession {
             case .pending:
                 if await engineEnded(process, phase: "handshake", started: started) { return }
                 guard clock.now < deadline else {
-                    let (reason, words) = engine.timeoutReason(log: log)
+                    var (reason, words) = engine.timeoutReason(log: log)
+                    if let carrier = dnsttCarrier {
+                        // The answers on the wire tell apart what the client's log cannot; a control
+                        // query tells a silent resolver from one silent only for the tunnel's domain.
+                        await DnsttCarrierTally.sendControlQuery(resolver: carrier.resolver, namespacePath: sandbox.namespacePath, wait: .seconds(2))
+                        let tally = await carrier.stop()
+                        if let named = tally.handshakeFailure(resolver: carrier.resolver, domain: carrier.domain) { reason = named }
+                    }
                     fail("handshake", started: started, reason: reason, words: (words.map { [$0] } ?? []) + Host.lastLines(log, count: 3))
                     return
                 }
@@ -406,7 +436,7 @@ struct VerifySession {
                 fail("data", started: started, reason: "the answer from \(whoami) did not come through the TUN: traffic goes around the tunnel")
                 return
             case .failure(let problem):
-                let hint = engine.dataStallHint(log: process.logText).map { "; \($0)" } ?? ""
+                let hint = await stallHint(log: process.logText)
                 fail("data", started: started, reason: "handshake done but no data: \(problem)\(hint)",
                      words: Host.lastLines(process.logText, count: 3))
                 return

@@ -24,6 +24,9 @@ struct EndToEndOptions: ParsableArguments {
     @Option(name: .customLong("e2e-engine"), help: "Engine: iodine, masterdnsvpn, dnstt or command (default: the engine of the profile's protocol).")
     var engine: String?
 
+    @Option(name: .customLong("e2e-domain"), help: "The engine's domain: pair (each pair's probe domain) or profile (the profile's tunnel domain through each pair's resolver, for a server that holds its own domain and key; the report says so). Default: profile for dnstt, pair for the others.")
+    var domainRule: String?
+
     @Option(name: .customLong("e2e-engine-path"), help: "The engine program, instead of looking it up on PATH (MasterDnsVPN's client is in no package: the Go edition's client, or the Python edition's client.py or its directory).")
     var enginePath: String?
 
@@ -69,6 +72,9 @@ struct EndToEndOptions: ParsableArguments {
         guard (1...(64 << 20)).contains(bulkBytes) else { throw ValidationError("--e2e-bulk-bytes must be 1...67108864") }
         guard bulkTimeout > 0, bulkTimeout <= 600 else { throw ValidationError("--e2e-bulk-timeout must be in (0, 600] seconds") }
         guard deadline > 0, deadline <= 600 else { throw ValidationError("--e2e-deadline must be in (0, 600] seconds") }
+        if let domainRule, domainRule != "pair", domainRule != "profile" {
+            throw ValidationError("--e2e-domain \(domainRule): use pair or profile")
+        }
         if let engine, EngineKind(rawValue: engine == "masterdns" ? "masterdnsvpn" : engine) == nil {
             throw ValidationError("--e2e-engine \(engine): use iodine, masterdnsvpn, dnstt or command")
         }
@@ -97,12 +103,23 @@ struct EndToEndOptions: ParsableArguments {
         var configuration = EndToEndConfiguration(profile: parsed, engine: kind, overrides: overrides, whoami: whoami,
                                                   bulk: bulk, seed: seed)
         configuration.deadline = .milliseconds(Int64(deadline * 1000))
+        if Self.usesProfileDomain(rule: domainRule, engine: kind) {
+            guard let domain = parsed.domain else { throw fail("--e2e-domain profile: the profile \(profilePath) has no domain", .validationFailure) }
+            configuration.engineDomain = domain
+        }
         if let socks {
             guard let endpoint = try? Endpoint(parsing: socks, defaultPort: 1080) else { throw fail("--e2e-socks \(socks): use ip:port", .validationFailure) }
             configuration.socks = endpoint
         }
         try await SandboxRun.preflight { () async throws(VerifyError) in try await configuration.preflight() }
         return configuration
+    }
+
+    /// `--e2e-domain`: whether the engine runs on the profile's domain rather than each pair's. By
+    /// default only dnstt does: dnstt-server answers only its own domain with its own key, and scan
+    /// cannot probe it (`scan --server dnstt` is refused), so its pairs are measured on another domain.
+    static func usesProfileDomain(rule: String?, engine: EngineKind) -> Bool {
+        (rule ?? (engine == .dnstt ? "profile" : "pair")) == "profile"
     }
 
     /// The pairs run end to end: the usable ones (accepted, within --max-loss), best first by
@@ -155,7 +172,8 @@ struct EndToEndOptions: ParsableArguments {
         if runs.count < chosen.count { note = "interrupted: \(runs.count) of \(chosen.count) pairs run end to end" }
         return ScanEndToEnd(engine: configuration.engine.rawValue, requested: count, selection: Self.selection,
                             firstDataURL: configuration.whoami.description, bulkURL: configuration.bulk?.url.description,
-                            bulkBytes: configuration.bulk?.bytes, deadlineMs: configuration.deadline.milliseconds, runs: runs, note: note)
+                            bulkBytes: configuration.bulk?.bytes, deadlineMs: configuration.deadline.milliseconds, runs: runs, note: note,
+                            engineDomain: configuration.engineDomain)
     }
 }
 

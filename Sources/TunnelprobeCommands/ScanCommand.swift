@@ -42,8 +42,9 @@ struct ScanCommand: AsyncParsableCommand {
         with method 1 every request shows the key's first 12 characters, as every frame of the engine \
         does; tunnelprobe's padding is random, the engine's own MTU probes show the whole key).
         Writes scan.json, scan.md and the engine exports into reports/<run-id>/.
-        With --e2e (root), the real engine (verify's: iodine or --e2e-engine command) is then started \
-        for each of the best --e2e-count usable pairs, pinned to that one resolver: its handshake \
+        With --e2e (root), the real engine (verify's: iodine, masterdnsvpn, dnstt or --e2e-engine \
+        command) is then started for each of the best --e2e-count usable pairs, pinned to that one \
+        resolver (dnstt on the profile's tunnel domain, --e2e-domain): its handshake \
         time, the first data through the tunnel (--e2e-url) and a short bulk download's goodput \
         (--e2e-bulk-url, RFC 2647 3.17) go into the report, ranked; a pair that passed the probes but \
         fails end to end is shown so, with the engine's own words.

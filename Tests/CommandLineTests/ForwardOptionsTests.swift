@@ -1,5 +1,6 @@
 import Foundation
 import ProbeClient
+import TunnelVerify
 import Testing
 @testable import TunnelprobeCommands
 @testable import Results
@@ -30,6 +31,19 @@ struct ForwardOptionsTests {
         }
         let ok = try ScanCommand.parse(scan + ["--e2e", "--e2e-profile", "p.json", "--e2e-url", "http://192.0.2.2/", "--e2e-count", "3"])
         #expect(ok.endToEnd.enabled && ok.endToEnd.count == 3)
+    }
+
+    /// `--e2e-domain`: dnstt runs on the profile's tunnel domain unless told otherwise; the others
+    /// on each pair's domain; any other value is refused.
+    @Test func e2eDomainRule() throws {
+        #expect(EndToEndOptions.usesProfileDomain(rule: nil, engine: .dnstt))
+        #expect(!EndToEndOptions.usesProfileDomain(rule: "pair", engine: .dnstt))
+        #expect(!EndToEndOptions.usesProfileDomain(rule: nil, engine: .iodine))
+        #expect(EndToEndOptions.usesProfileDomain(rule: "profile", engine: .command))
+        let scan = ["--resolver", "192.0.2.1", "--domain", "vpn.lab.test", "--key-file", "/nonexistent.key",
+                    "--e2e", "--e2e-profile", "p.json", "--e2e-url", "http://192.0.2.2/"]
+        #expect(try ScanCommand.parse(scan + ["--e2e-domain", "profile"]).endToEnd.domainRule == "profile")
+        #expect(throws: (any Error).self) { try ScanCommand.parse(scan + ["--e2e-domain", "probe"]) }
     }
 
     /// The best usable pairs first: download bytes, then upload bytes, then RTT; rejected and lossy

@@ -1,4 +1,5 @@
 import Base
+import DNSWire
 import EngineModels
 import Foundation
 import Results
@@ -148,6 +149,87 @@ struct DnsttEngineTests {
         #expect(reason.reason.hasPrefix("handshake timeout: the Noise handshake got no reply"))
         #expect(reason.reason.contains("wrong server public key") && reason.reason.contains("drops") && reason.reason.contains("no dnstt-server"))
         #expect(reason.words?.contains("begin session") == true)
+    }
+
+    // MARK: - the wire tells apart what the log cannot (Fixtures/dnstt/wire-*, recorded by verify)
+
+    /// The recording's resolver: the lab's impairment relay for the dropping and truncating ones.
+    static func resolver(_ name: String) throws -> Endpoint {
+        try Endpoint(parsing: ["resolver-drop", "truncating"].contains(name) ? "198.18.0.53:53" : "198.18.0.1:53", defaultPort: 53)
+    }
+
+    static func tally(_ name: String) throws -> DnsttCarrierTally {
+        let url = try #require(Bundle.module.url(forResource: "Fixtures/dnstt/wire-\(name)", withExtension: "carrier.pcap"))
+        return DnsttCarrierTally(pcap: url.path, resolver: try resolver(name), domain: "d.t.lab.test")
+    }
+
+    /// The three handshake timeouts whose client logs are the same (`begin session`, then nothing)
+    /// each get their own reason from the client's carrier: the server's TXT answers (wrong key),
+    /// no answer even to verify's control query (a dropping resolver), the control query answered
+    /// but none of the client's (no server behind the resolver).
+    @Test(arguments: [
+        ("wrong-key", "handshake timeout: wrong server public key: dnstt-server answered"),
+        ("resolver-drop", "handshake timeout: the resolver drops the queries"),
+        ("server-absent", "handshake timeout: no dnstt-server answers for d.t.lab.test: the resolver answered a control query"),
+    ])
+    func carrierNamesTheCause(name: String, reason: String) throws {
+        let tally = try Self.tally(name)
+        #expect(tally.queries > 0)
+        let named = try #require(tally.handshakeFailure(resolver: try Self.resolver(name), domain: "d.t.lab.test"))
+        #expect(named.hasPrefix(reason), "\(named)")
+        // verify's control query at the deadline is in the recording: answered only by a live resolver.
+        #expect(tally.controlAnswered == (name == "resolver-drop" ? false : true))
+        if name != "wrong-key" { #expect(tally.answers == 0) }
+        // The client's log of the same run is the three-cause one: the wire is what tells them apart.
+        let log = DnsttLog(try Self.fixture("wire-\(name).client"))
+        #expect(log.handshake == .pending && log.session != nil)
+        #expect(log.timeoutReason.reason.contains("wrong server public key, a resolver that drops"))
+    }
+
+    /// A passing run: the server's answers, no truncation; a truncating resolver's TC answers are
+    /// the data stall's evidence.
+    @Test func passingAndTruncatingCarriers() throws {
+        let ok = try Self.tally("ok")
+        #expect(ok.tunnelAnswers > 0 && ok.truncated == 0 && ok.errors.isEmpty && ok.truncationEvidence == nil)
+        let truncating = try Self.tally("truncating")
+        #expect(truncating.truncated > 0)
+        #expect(truncating.truncationEvidence == "the resolver truncated 18 of 117 answers (TC) on the wire")
+        // The same answers through the wrong resolver address are not the carrier's.
+        let elsewhere = DnsttCarrierTally(pcap: try #require(Bundle.module.url(forResource: "Fixtures/dnstt/wire-truncating", withExtension: "carrier.pcap")).path,
+                                          resolver: try Endpoint(parsing: "198.18.0.1:53", defaultPort: 53), domain: "d.t.lab.test")
+        #expect(elsewhere.answers == 0 && elsewhere.truncated == 0)
+    }
+
+    /// A resolver with no server behind it that says so (SERVFAIL, REFUSED): not recorded in the lab
+    /// (its unbound stayed silent), so made here from the same frame layout as the recordings.
+    @Test func errorAnswersNameTheAbsentServer() throws {
+        let resolver = try Endpoint(parsing: "198.18.0.1:53", defaultPort: 53)
+        func frame(query: Bool, id: UInt16, rcode: UInt8) throws -> [UInt8] {
+            var dns = DNSMessage.queryBytes(id: id, name: try DNSName("aaaaaaaaaaaaa.d.t.lab.test"), type: .txt)
+            if !query { dns[2] |= 0x80; dns[3] = (dns[3] & 0xf0) | rcode }
+            let (client, server): ([UInt8], [UInt8]) = ([198, 19, 0, 2], [198, 18, 0, 1])
+            let ip: [UInt8] = [0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17, 0, 0] + (query ? client + server : server + client)
+            let udp: [UInt8] = query ? [0xc3, 0x50, 0, 53, 0, 0, 0, 0] : [0, 53, 0xc3, 0x50, 0, 0, 0, 0]
+            return Array(repeating: 0, count: 12) + [0x08, 0x00] + ip + udp + dns
+        }
+        let frames = [try frame(query: true, id: 1, rcode: 0), try frame(query: false, id: 1, rcode: 2),
+                      try frame(query: true, id: 2, rcode: 0), try frame(query: false, id: 2, rcode: 5)]
+        let tally = DnsttCarrierTally(frames: frames, resolver: resolver, domain: "d.t.lab.test")
+        #expect(tally.queries == 2 && tally.answers == 2 && tally.tunnelAnswers == 0 && tally.errors == ["SERVFAIL": 1, "REFUSED": 1])
+        #expect(tally.handshakeFailure(resolver: resolver, domain: "d.t.lab.test")
+            == "handshake timeout: no dnstt-server answers for d.t.lab.test: the resolver answered REFUSED x1, SERVFAIL x1 (2 queries, 2 answers); the server is absent or unreachable from the resolver")
+    }
+
+    /// No query seen (a replay, a capture that failed): the tally says nothing, the log's reason
+    /// stands. Frames that are not the client's DNS are skipped; any bytes are total.
+    @Test func carrierTallyIsTotal() throws {
+        let resolver = try Endpoint(parsing: "198.18.0.1:53", defaultPort: 53)
+        #expect(DnsttCarrierTally(frames: [], resolver: resolver, domain: "d.t.lab.test").handshakeFailure(resolver: resolver, domain: "d.t.lab.test") == nil)
+        let junk: [[UInt8]] = [[], [0x08, 0x00], Array(repeating: 0, count: 14), Array(repeating: 0xff, count: 80),
+                               Array(repeating: 0, count: 12) + [0x08, 0x00, 0x45] + Array(repeating: 0, count: 30)]
+        #expect(DnsttCarrierTally(frames: junk, resolver: resolver, domain: "d.t.lab.test") == DnsttCarrierTally())
+        #expect(DnsttCarrierTally(pcap: "/nonexistent/carrier.pcap", resolver: resolver, domain: "d.t.lab.test") == DnsttCarrierTally())
+        #expect(DnsttCarrierCapture.path(beside: "/out/uplink.pcap") == "/out/uplink.carrier.pcap")
     }
 
     @Test func dohRefusalAndUntrustedCertificateFailAtOnce() throws {

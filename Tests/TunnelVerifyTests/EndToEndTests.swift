@@ -1,4 +1,7 @@
 import Base
+import Foundation
+import Reports
+import Results
 import Testing
 @testable import TunnelVerify
 
@@ -48,6 +51,48 @@ struct EndToEndTests {
         for transport in [DNSTransport.tcp, .tls, .https] {
             #expect(iodine.refusal(transport: transport)?.contains("UDP only") == true)
         }
+    }
+
+    /// dnstt-server answers only its own domain: `--e2e-domain profile` (dnstt's default) runs the
+    /// engine on the profile's tunnel domain through each pair's resolver, not on the probe domain.
+    @Test func dnsttRunsOnTheProfilesDomainThroughThePairsResolver() throws {
+        let profile = try Profile.parse(Array(DnsttEngineTests.profile(resolver: #"{"type":"udp","address":"198.18.0.1:53"}"#).utf8))
+        let whoami = try #require(WhoamiURL("http://198.18.2.2/"))
+        var e2e = EndToEndConfiguration(profile: profile, engine: .dnstt, overrides: EngineOverrides(), whoami: whoami, bulk: nil, seed: 1)
+        let impaired = try Endpoint(parsing: "198.18.0.53:53", defaultPort: 53)
+        #expect(e2e.verification(resolver: impaired, domain: "vpn.lab.test", index: 0).profile.domain == "vpn.lab.test")
+        e2e.engineDomain = "t.lab.test"
+        let run = e2e.verification(resolver: impaired, domain: "vpn.lab.test", index: 0)
+        #expect(run.profile.domain == "t.lab.test" && run.profile.resolvers.map(\.endpoint) == [impaired])
+        let engine = try Engine.make(.dnstt, profile: run.profile, overrides: run.overrides)
+        #expect(engine.argv(program: "dnstt-client", sandbox: Sandbox(stateRoot: "/nonexistent"))
+            == ["dnstt-client", "-udp", "198.18.0.53:53", "-pubkey", DnsttEngineTests.pubkey, "t.lab.test", "127.0.0.1:7000"])
+        #expect(engine.carrierDomain == "t.lab.test")
+    }
+
+    /// The live run of `scan --e2e --e2e-engine dnstt` in the lab (Fixtures/dnstt/scan-e2e.json,
+    /// README there): the real dnstt through the direct resolver and through the impairment relay
+    /// (30 ms each way, 2 % of answers lost), on the profile's domain, ranked by measured goodput.
+    @Test func recordedDnsttRunRanksTheResolversByGoodput() throws {
+        let url = try #require(Bundle.module.url(forResource: "Fixtures/dnstt/scan-e2e", withExtension: "json"))
+        let report = try JSONDecoder().decode(ScanReport.self, from: Data(contentsOf: url))
+        let e2e = try #require(report.endToEnd)
+        #expect(e2e.engine == "dnstt" && e2e.engineDomain == "d.t.lab.test")
+        #expect(e2e.runs.map(\.resolver) == ["198.18.0.1:53", "198.18.0.53:53"] && e2e.runs.map(\.rank) == [1, 2])
+        #expect(e2e.runs.allSatisfy { $0.ok && $0.domain == "vpn.lab.test" && $0.bulkBytes == 1_048_576 })
+        // Each goodput is the body bytes over the transfer's time (RFC 2647 3.17), as measured.
+        for run in e2e.runs {
+            let (bytes, ms, goodput) = (try #require(run.bulkBytes), try #require(run.bulkMs), try #require(run.goodputBytesPerSecond))
+            #expect(abs(Double(bytes) / (ms / 1000) - goodput) < 1)
+        }
+        let goodput = e2e.runs.compactMap(\.goodputBytesPerSecond)
+        #expect(goodput[0] > 10 * goodput[1], "the impaired resolver moved \(goodput[1]) B/s, the direct one \(goodput[0])")
+        // The ranking comes from the figures, whatever order the runs were made in.
+        let again = ScanEndToEnd(engine: e2e.engine, requested: e2e.requested, selection: e2e.selection, firstDataURL: e2e.firstDataURL,
+                                 bulkURL: e2e.bulkURL, bulkBytes: e2e.bulkBytes, deadlineMs: e2e.deadlineMs, runs: e2e.runs.reversed(),
+                                 engineDomain: e2e.engineDomain)
+        #expect(again.runs.map(\.resolver) == e2e.runs.map(\.resolver))
+        #expect(report.markdown().contains("The engine ran on the profile's tunnel domain d.t.lab.test through each pair's resolver"))
     }
 
     @Test func theHTTPHeaderEndIsFoundOrNot() {

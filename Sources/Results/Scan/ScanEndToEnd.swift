@@ -17,9 +17,12 @@ public struct ScanEndToEnd: Codable, Sendable, Hashable {
     public var runs: [Run]
     /// Set when the runs stopped early (a signal), or nothing could be run.
     public var note: String?
+    /// The tunnel domain the engine used for every pair, when not each pair's probe domain
+    /// (`--e2e-domain profile`: the profile's, e.g. dnstt-server's own domain); nil: each run's `domain`.
+    public var engineDomain: String?
 
     public init(engine: String, requested: Int, selection: String, firstDataURL: String, bulkURL: String?, bulkBytes: Int?,
-                deadlineMs: Int, runs: [Run], note: String? = nil) {
+                deadlineMs: Int, runs: [Run], note: String? = nil, engineDomain: String? = nil) {
         self.engine = engine
         self.requested = requested
         self.selection = selection
@@ -29,6 +32,7 @@ public struct ScanEndToEnd: Codable, Sendable, Hashable {
         self.deadlineMs = deadlineMs
         self.runs = Self.ranked(runs)
         self.note = note
+        self.engineDomain = engineDomain
     }
 
     public struct Run: Codable, Sendable, Hashable {
