@@ -68,10 +68,9 @@ final class ClientNamespace {
     }
 }
 
-/// Root, iproute2, ethtool (the simulated side's receive offload off) and a built binary.
-let packetPathLab = LabGate(tools: [("ip", "iproute2"), ("ethtool", "ethtool")], binary: true)
-
-@Suite(.serialized, .enabled(if: packetPathLab.runs, "needs root, iproute2, ethtool and a built binary"))
+// Root, iproute2, ethtool (the simulated side's receive offload off) and a built binary.
+@Suite(.serialized, .enabled(if: LabGate(tools: [("ip", "iproute2"), ("ethtool", "ethtool")], binary: true).runs,
+                             "needs root, iproute2, ethtool and a built binary"))
 struct SweepPacketPathLabTests {
 
     struct SendPathFields: Decodable {
@@ -87,7 +86,7 @@ struct SweepPacketPathLabTests {
     /// whose UDP checksum is wrong), and sweep.json naming the path used.
     @Test(.timeLimit(.minutes(1)))
     func packetPathFindsWhatTheUDPPathFinds() async throws {
-        try packetPathLab.check()
+        try LabGate(tools: [("ip", "iproute2"), ("ethtool", "ethtool")], binary: true).check()
         var answering: [String: Set<String>] = [:]
         for path in ["udp", "packet"] {
             let sim = try SimulatedInternetProcess(seed: 31, answering: 0.03, extra: ["--loss-rate", "0"])
