@@ -1,6 +1,6 @@
 # tunnelprobe: `make demo` runs the whole lab demo, `make test` runs every test (as root).
 SWIFT ?= swift
-APT_PACKAGES := libpcap-dev unbound knot-resolver iproute2 nftables dnsperf tcpdump tshark libisal-dev iodine openvpn wireguard-go wireguard-tools nginx-light microsocks chromium redsocks python3 knot-dnsutils openssl zmap
+APT_PACKAGES := libpcap-dev unbound knot-resolver iproute2 nftables dnsperf tcpdump tshark libisal-dev iodine openvpn wireguard-go wireguard-tools nginx-light microsocks chromium redsocks python3 knot-dnsutils openssl zmap ethtool
 # The binary the lab tests and the demo run is the release build, the one users run: a debug build of
 # the responder cannot answer a 4,000/s path stream on two cores, and its own drops would be blamed
 # on the path under test.

@@ -225,7 +225,7 @@ let package = Package(
             dependencies: ["Results", "ProbeServer", "ProbeProtocol", "DNSWire", "ProbeClient", "PathMetrics", "Reports", "Base", "Fates"] + nio
         ),
         // Fixtures/mdv-server: captures of the real MasterDnsVPN server, read by path (#filePath).
-        .testTarget(name: "ProbeClientTests", dependencies: ["Results", "ProbeClient", "EngineModels", "ProbeProtocol", "DNSWire", "Reports", "Base", "Fates"] + nio,
+        .testTarget(name: "ProbeClientTests", dependencies: ["Results", "ProbeClient", "OSLayer", "EngineModels", "ProbeProtocol", "DNSWire", "Reports", "Base", "Fates"] + nio,
                     exclude: ["Fixtures"]),
         .testTarget(name: "PathMetricsTests", dependencies: ["Results", "PathMetrics", "Base"]),
         .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "Base"]),

@@ -83,20 +83,36 @@ public final class DatagramBatch {
     let iovecs: UnsafeMutablePointer<iovec>
     let names: UnsafeMutablePointer<sockaddr_in>
     let headers: UnsafeMutablePointer<tp_mmsghdr>
+    /// Packet-socket batches (`PacketBatchSocket.makeBatch`): each slot is a whole IPv4 datagram,
+    /// its headers written by the framer, every message addressed to the one link-level next hop.
+    let framing: PacketFraming?
+    let linkName: UnsafeMutablePointer<sockaddr_ll>?
 
-    public init(capacity: Int, slotSize: Int) {
+    public convenience init(capacity: Int, slotSize: Int) { self.init(capacity: capacity, slotSize: slotSize, framing: nil) }
+
+    init(capacity: Int, slotSize: Int, framing: PacketFraming?) {
         self.capacity = max(1, capacity)
-        self.slotSize = max(1, slotSize)
+        self.slotSize = max(1, slotSize) + (framing == nil ? 0 : IPv4UDPFramer.headerLength)
+        self.framing = framing
         data = UnsafeMutableRawPointer.allocate(byteCount: self.capacity * self.slotSize, alignment: 16)
         iovecs = .allocate(capacity: self.capacity)
         names = .allocate(capacity: self.capacity)
         headers = .allocate(capacity: self.capacity)
+        linkName = framing.map { framing in
+            let name = UnsafeMutablePointer<sockaddr_ll>.allocate(capacity: 1)
+            name.initialize(to: framing.link)
+            return name
+        }
         for i in 0..<self.capacity {
             names[i] = sockaddr_in()
             iovecs[i] = iovec(iov_base: data + i * self.slotSize, iov_len: self.slotSize)
             var header = tp_mmsghdr()
             header.msg_hdr.msg_name = UnsafeMutableRawPointer(names + i)
             header.msg_hdr.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
+            if let linkName {
+                header.msg_hdr.msg_name = UnsafeMutableRawPointer(linkName)
+                header.msg_hdr.msg_namelen = socklen_t(MemoryLayout<sockaddr_ll>.size)
+            }
             header.msg_hdr.msg_iov = iovecs + i
             header.msg_hdr.msg_iovlen = 1
             headers[i] = header
@@ -108,6 +124,7 @@ public final class DatagramBatch {
         iovecs.deallocate()
         names.deallocate()
         headers.deallocate()
+        linkName?.deallocate()
     }
 
     public func removeAll() { count = 0 }
@@ -116,13 +133,20 @@ public final class DatagramBatch {
     /// into the slot (returning its length); false when the batch is full or `fill` returns nil.
     public func append(to address: UInt32, port: UInt16, fill: (UnsafeMutableRawBufferPointer) -> Int?) -> Bool {
         guard count < capacity else { return false }
-        let slot = UnsafeMutableRawBufferPointer(start: data + count * slotSize, count: slotSize)
-        guard let length = fill(slot), length > 0, length <= slotSize else { return false }
-        iovecs[count].iov_len = length
+        let start = data + count * slotSize
+        let headroom = framing == nil ? 0 : IPv4UDPFramer.headerLength
+        let slot = UnsafeMutableRawBufferPointer(start: start + headroom, count: slotSize - headroom)
+        guard let length = fill(slot), length > 0, length <= slot.count else { return false }
         names[count].sin_family = sa_family_t(AF_INET)
         names[count].sin_port = port.bigEndian
         names[count].sin_addr.s_addr = address.bigEndian
-        headers[count].msg_hdr.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
+        if let framing {
+            guard let frame = framing.framer.write(into: start, destination: address, port: port, payloadLength: length) else { return false }
+            iovecs[count].iov_len = frame
+        } else {
+            iovecs[count].iov_len = length
+            headers[count].msg_hdr.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
+        }
         count += 1
         return true
     }

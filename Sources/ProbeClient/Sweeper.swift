@@ -59,6 +59,8 @@ public struct SweepConfiguration: Sendable {
     /// `--expand-neighbours /L`: the prefix length whose other addresses are swept first when one
     /// of its addresses answers; nil: no expansion.
     public var neighbourPrefix: Int?
+    /// `--send-path`: how the probes leave (`Sweeper.sendPath` says which was used).
+    public var sendPath: SweepSendPathChoice = .auto
 
     public init(ranges: SweepRanges, seed: UInt64, rate: Double, sample: UInt64? = nil, timeout: Double = 2) {
         self.ranges = ranges
@@ -117,6 +119,9 @@ public final class Sweeper: Sendable {
     public let configuration: SweepConfiguration
     public let probe: SweepProbe
     private let socket: UDPBatchSocket
+    /// Where the probes leave: `socket` (the UDP path) or a packet socket.
+    private let sender: BatchSender
+    public let sendPath: SweepSendPathReport
     private let stopFlag = Atomic<Bool>(false)
     private let stats = Mutex(SweepStats())
     /// `--expand-neighbours`: answering addresses not yet expanded, and the neighbours sent this pass.
@@ -129,6 +134,9 @@ public final class Sweeper: Sendable {
         do { socket = try UDPBatchSocket() } catch {
             throw SweepError(description: "cannot open and bind a UDP socket: \(error)")
         }
+        let (packetSocket, sendPath) = try Self.openSendPath(configuration.sendPath, ranges: configuration.ranges, sourcePort: socket.localPort)
+        sender = packetSocket.map(BatchSender.packet) ?? .udp(socket)
+        self.sendPath = sendPath
         clockStart = Self.nowNanos()
     }
 
@@ -213,7 +221,7 @@ public final class Sweeper: Sendable {
         var expanded = Set(start.expanded ?? [])
         let mask: UInt32? = configuration.neighbourPrefix.map { $0 == 0 ? 0 : ~UInt32(0) << UInt32(32 - $0) }
         // Probes go out in groups of at most half a millisecond's worth, one sendmmsg each.
-        let group = DatagramBatch(capacity: max(1, min(64, Int(rate / 2000))), slotSize: 512)
+        let group = sender.makeBatch(capacity: max(1, min(64, Int(rate / 2000))), payloadSize: 512)
         var batch: [Chosen] = []
         batch.reserveCapacity(batchSize)
         var ahead: [UInt32] = []
@@ -329,12 +337,12 @@ public final class Sweeper: Sendable {
         var taken: UInt64 = 0
         while start < group.count {
             do {
-                let n = try socket.send(group, from: start)
+                let n = try sender.send(group, from: start)
                 start += n
                 taken += UInt64(n)
             } catch {
                 if error == .wouldBlock || error == .noBufferSpace {
-                    _ = socket.wait(readable: false, milliseconds: 10)
+                    sender.waitForRoom(milliseconds: 10)
                     continue
                 }
                 // This probe failed (counted as sent with an error); the rest of the group goes on.

@@ -115,6 +115,9 @@ struct SweepCommand: AsyncParsableCommand {
     @Option(help: "Where this sweep runs from, recorded in the report (default: host name).")
     var vantage: String?
 
+    @Option(help: "How the sweep's probes are sent: packet (IPv4 datagrams built here, sent on a packet socket: needs CAP_NET_RAW and one route for all the ranges), udp (the kernel's UDP socket), or auto (packet when it can be used, else udp; sweep.json says which and why).")
+    var sendPath: SweepSendPathChoice = .auto
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -239,6 +242,7 @@ struct SweepCommand: AsyncParsableCommand {
         var sweepConfiguration = SweepConfiguration(ranges: ranges, seed: state.seed, rate: rate, sample: sample, timeout: timeout)
         sweepConfiguration.shard = shardPart
         sweepConfiguration.neighbourPrefix = neighbourPrefix
+        sweepConfiguration.sendPath = sendPath
         let sweeper: Sweeper
         do {
             sweeper = try Sweeper(configuration: sweepConfiguration, probe: SweepProbe(prober: prober, zone: zones[0], salt: state.salt))
@@ -284,6 +288,7 @@ struct SweepCommand: AsyncParsableCommand {
         sweepDocument.rangeFiles = rangeFileList
         sweepDocument.vantage = info.vantage
         sweepDocument.peakRSSKiBBeforeReport = peakBeforeReport
+        sweepDocument.sendPath = sweeper.sendPath
         let scanJSON = try ReportWriter.json(document)
         let sweepJSON = try ReportWriter.json(sweepDocument)
         let accepted = result.pairs.filter(\.usable).map { $0.resolver.split(separator: ":").first.map(String.init) ?? $0.resolver }
@@ -323,6 +328,7 @@ extension SweepReport {
             s += "; neighbours /\(neighbours.prefixLength): \(neighbours.foundAsNeighbours) found (\(neighbours.beyondSample) beyond the sample)"
         }
         if let shard { s += "; shard \(shard)" }
+        if let sendPath { s += "; sent by \(sendPath.used.rawValue) (\(sendPath.reason))" }
         if !complete { s += Style.warn(" [incomplete: resume with --resume]") }
         return s
     }

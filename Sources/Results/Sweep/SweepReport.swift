@@ -42,6 +42,8 @@ public struct SweepReport: Codable, Sendable {
     public var passes: [Pass]?
     /// `--expand-neighbours`: what sweeping the prefixes of answering addresses first found.
     public var neighbours: Neighbours?
+    /// `--send-path`: how the probes were sent, and why that way.
+    public var sendPath: SweepSendPathReport?
 
     public struct Pass: Codable, Sendable {
         public var pass: Int

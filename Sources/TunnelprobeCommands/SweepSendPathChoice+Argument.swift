@@ -1,0 +1,5 @@
+public import ArgumentParser
+public import Results
+
+/// `sweep --send-path auto|packet|udp`.
+extension SweepSendPathChoice: ExpressibleByArgument {}
