@@ -10,8 +10,13 @@ import Glibc
 public final class UDPBatchSocket: Sendable {
     public let fd: Int32
 
-    /// `bufferBytes`: SO_SNDBUF and SO_RCVBUF asked for (the kernel may cap them).
-    public init(bufferBytes: Int32 = 8 << 20) throws(Errno) {
+    /// `bufferBytes`: SO_SNDBUF and SO_RCVBUF asked for (the kernel may cap them). `ipv6`: an IPv6
+    /// socket (IPV6_V6ONLY) for an explicit IPv6 list, whose batches are made IPv6 (`useIPv6()`).
+    public init(bufferBytes: Int32 = 8 << 20, ipv6: Bool = false) throws(Errno) {
+        if ipv6 {
+            self.fd = try Self.openIPv6(bufferBytes: bufferBytes)
+            return
+        }
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { throw Errno(rawValue: errno) }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -79,6 +84,8 @@ public final class DatagramBatch {
     public let slotSize: Int
     /// Datagrams in the batch (appended, or received).
     public internal(set) var count = 0
+    /// The IPv6 peers of a batch made IPv6 (`useIPv6()`); nil: IPv4.
+    var ipv6Names: IPv6Names?
     let data: UnsafeMutableRawPointer
     let iovecs: UnsafeMutablePointer<iovec>
     let names: UnsafeMutablePointer<sockaddr_in>
@@ -138,7 +145,7 @@ public final class DatagramBatch {
     func prepareToReceive() {
         for i in 0..<capacity {
             iovecs[i].iov_len = slotSize
-            headers[i].msg_hdr.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
+            headers[i].msg_hdr.msg_namelen = socklen_t(ipv6Names == nil ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
             headers[i].msg_len = 0
         }
         count = 0
