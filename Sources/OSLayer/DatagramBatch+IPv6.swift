@@ -1,36 +1,10 @@
 import CSocketBatch
-public import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The IPv6 side of the sweep's batched socket: an explicit IPv6 list is swept over an IPv6 socket
-/// whose batches carry `sockaddr_in6` peers (the IPv4 batches keep their own `sockaddr_in` ones).
-extension UDPBatchSocket {
-    static func openIPv6(bufferBytes: Int32) throws(Errno) -> Int32 {
-        let fd = socket(AF_INET6, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { throw Errno(rawValue: errno) }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        var size = bufferBytes
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        // IPv6 only: the IPv4 addresses of a mixed list go out on the IPv4 socket.
-        var on: Int32 = 1
-        _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size))
-        var local = sockaddr_in6()
-        local.sin6_family = sa_family_t(AF_INET6)
-        let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-        }
-        guard bound == 0 else {
-            let code = Errno(rawValue: errno)
-            close(fd)
-            throw code
-        }
-        return fd
-    }
-}
+// The IPv6 side of the sweep's batches: an explicit IPv6 list is swept over an IPv6
+// `UDPBatchSocket` whose batches carry `sockaddr_in6` peers (the IPv4 ones keep `sockaddr_in`).
 
 /// The `sockaddr_in6` peers of an IPv6 batch, freed with it.
 final class IPv6Names {

@@ -1,5 +1,5 @@
 public import Base
-public import SystemPackage
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif

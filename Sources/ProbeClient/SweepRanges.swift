@@ -57,10 +57,10 @@ public struct SweepRanges: Sendable, Hashable {
     public private(set) var issues: [ResolverList.Issue] = []
     /// Lines that refuse the sweep (an IPv6 entry beyond `ipv6EntryCap`); also in `issues`.
     public private(set) var refused: [ResolverList.Issue] = []
-    /// IPv4 addresses: indexes 0 ..< ipv4Total.
-    public var ipv4Total: UInt64 { (starts.last ?? 0) + (blocks.last?.count ?? 0) }
+    /// IPv4 addresses: indexes 0 ..< ipv4Total (stored: the walk asks for each address).
+    public private(set) var ipv4Total: UInt64 = 0
     /// IPv6 addresses: indexes ipv4Total ..< total.
-    public var ipv6Total: UInt64 { (starts6.last ?? 0) + (blocks6.last?.count ?? 0) }
+    public private(set) var ipv6Total: UInt64 = 0
     public var total: UInt64 { ipv4Total + ipv6Total }
 
     public init() {}
@@ -115,19 +115,7 @@ public struct SweepRanges: Sendable, Hashable {
     }
 
     private mutating func set6(_ raw: [Block6]) {
-        var merged: [Block6] = []
-        for b in raw.sorted(by: { $0.first < $1.first }) {
-            if let previous = merged.last, b.first <= previous.last &+ 1, previous.last != .max {
-                let end = max(previous.last, b.last)
-                merged[merged.count - 1].count = UInt64(end - previous.first + 1)
-            } else if merged.last.map({ b.first > $0.last }) ?? true {
-                merged.append(b)
-            }
-        }
-        blocks6 = merged
-        starts6 = []
-        var sum: UInt64 = 0
-        for b in merged { starts6.append(sum); sum += b.count }
+        (blocks6, starts6, ipv6Total) = Self.merge(raw)
     }
 
     /// Whether index `index` (0 ..< total) is an IPv6 address (`address6(at:)`) rather than IPv4.
@@ -163,19 +151,26 @@ public struct SweepRanges: Sendable, Hashable {
     }
 
     private mutating func set(_ raw: [Block]) {
-        var merged: [Block] = []
+        (blocks, starts, ipv4Total) = Self.merge(raw)
+    }
+
+    /// `raw` sorted and merged (overlapping or adjacent blocks joined), with the addresses before
+    /// each block and in all. Block ends are compared as `last`, so a block at the top of the
+    /// address space does not overflow.
+    private static func merge<B: MergeableBlock>(_ raw: [B]) -> ([B], [UInt64], UInt64) {
+        var merged: [B] = []
         for b in raw.sorted(by: { $0.first < $1.first }) {
-            if let previous = merged.last, UInt64(b.first) <= UInt64(previous.first) + previous.count {
-                let end = max(UInt64(previous.first) + previous.count, UInt64(b.first) + b.count)
-                merged[merged.count - 1].count = end - UInt64(previous.first)
+            if let previous = merged.last, b.first <= previous.last || b.first - previous.last == 1 {
+                let end = max(previous.last, b.last)
+                merged[merged.count - 1].count = UInt64(end - previous.first) + 1
             } else {
                 merged.append(b)
             }
         }
-        blocks = merged
-        starts = []
+        var starts: [UInt64] = []
         var sum: UInt64 = 0
         for b in merged { starts.append(sum); sum += b.count }
+        return (merged, starts, sum)
     }
 
     /// The address at `index` (0 ..< total) in block order.
@@ -334,6 +329,17 @@ public struct SweepRanges: Sendable, Hashable {
         "\(address >> 24).\(address >> 16 & 0xFF).\(address >> 8 & 0xFF).\(address & 0xFF)"
     }
 }
+
+/// A block of consecutive addresses, IPv4 or IPv6, as `SweepRanges` merges them.
+protocol MergeableBlock {
+    associatedtype Address: FixedWidthInteger & UnsignedInteger
+    var first: Address { get }
+    var last: Address { get }
+    var count: UInt64 { get set }
+}
+
+extension SweepRanges.Block: MergeableBlock {}
+extension SweepRanges.Block6: MergeableBlock {}
 
 extension String {
     fileprivate func replacingDashSpaces() -> String {

@@ -226,12 +226,12 @@ public final class Sweeper: Sendable {
     }
 
     /// One address the walk chose: sent now, or already sent as a neighbour (counted, not sent again).
-    /// An IPv6 one has its sweep index and address in `ipv6` (and no IPv4 `address`).
+    /// An IPv6 one (`ipv6`) has its index among the IPv6 addresses in `address` (at most 2^24).
     private struct Chosen {
         var address: UInt32
         var position: UInt64
         var send: Bool
-        var ipv6: (index: UInt64, address: UInt128)? = nil
+        var ipv6 = false
     }
 
     private func send(from start: SweepCheckpoint, plan: SweepPassPlan, shared: RunState,
@@ -311,13 +311,13 @@ public final class Sweeper: Sendable {
             var next = position
             var counted = emitted
             while batch.count < batchSize, counted < limit, next < end {
-                if let index = permutation.value(at: next), ranges.isIPv6(index: index) {
-                    let target = ranges.address6(at: index)
-                    if !plan.skip6.contains(target) {
-                        batch.append(Chosen(address: 0, position: next, send: true, ipv6: (index, target)))
+                let value = permutation.value(at: next)
+                if let index = value, ranges.isIPv6(index: index) {
+                    if plan.skip6.isEmpty || !plan.skip6.contains(ranges.address6(at: index)) {
+                        batch.append(Chosen(address: UInt32(truncatingIfNeeded: index - ranges.ipv4Total), position: next, send: true, ipv6: true))
                         counted += 1
                     }
-                } else if let index = permutation.value(at: next) {
+                } else if let index = value {
                     let target = ranges.address(at: index)
                     if !plan.skip.contains(target) {
                         let early = mask.map { expanded.contains(target & $0) } ?? false
@@ -333,10 +333,13 @@ public final class Sweeper: Sendable {
             var done = 0
             for chosen in batch {
                 if stopFlag.load(ordering: .relaxed) { break }
-                if let (index, target) = chosen.ipv6, let group6, let socket6 {
+                if chosen.ipv6, let group6, let socket6 {
+                    let index = ranges.ipv4Total + UInt64(chosen.address)
                     let id = UInt16(truncatingIfNeeded: ids.next())
                     let now = millis
-                    _ = group6.append(to6: target, port: configuration.port) { probe.write(forIPv6Index: index, millis: now, id: id, into: $0) }
+                    _ = group6.append(to6: ranges.address6(at: index), port: configuration.port) {
+                        probe.write(forIPv6Index: index, millis: now, id: id, into: $0)
+                    }
                     if group6.count == group6.capacity { flush(group6, pacer: &pacer, shared: shared, on: socket6) }
                 } else if chosen.send {
                     _ = enqueue(chosen.address, into: group, ids: &ids)
