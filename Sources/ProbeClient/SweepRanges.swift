@@ -135,16 +135,21 @@ public struct SweepRanges: Sendable, Hashable {
 
     /// The index of IPv6 `address` (the inverse of `address6(at:)`), nil when it is not in the ranges.
     public func index6(of address: UInt128) -> UInt64? {
-        var lo = 0, hi = blocks6.count - 1
+        Self.offset(of: address, in: blocks6, starts: starts6).map { ipv4Total + $0 }
+    }
+
+    /// Where `address` is among the addresses of the sorted, disjoint `blocks`; nil when in none.
+    private static func offset<B: MergeableBlock>(of address: B.Address, in blocks: [B], starts: [UInt64]) -> UInt64? {
+        var lo = 0, hi = blocks.count - 1
         while lo <= hi {
             let mid = (lo + hi) / 2
-            let b = blocks6[mid]
+            let b = blocks[mid]
             if address < b.first {
                 hi = mid - 1
             } else if address > b.last {
                 lo = mid + 1
             } else {
-                return ipv4Total + starts6[mid] + UInt64(address - b.first)
+                return starts[mid] + UInt64(address - b.first)
             }
         }
         return nil
@@ -184,21 +189,7 @@ public struct SweepRanges: Sendable, Hashable {
     }
 
     /// The index of `address` (the inverse of `address(at:)`), nil when it is not in the ranges.
-    public func index(of address: UInt32) -> UInt64? {
-        var lo = 0, hi = blocks.count - 1
-        while lo <= hi {
-            let mid = (lo + hi) / 2
-            let b = blocks[mid]
-            if address < b.first {
-                hi = mid - 1
-            } else if UInt64(address) >= UInt64(b.first) + b.count {
-                lo = mid + 1
-            } else {
-                return starts[mid] + UInt64(address - b.first)
-            }
-        }
-        return nil
-    }
+    public func index(of address: UInt32) -> UInt64? { Self.offset(of: address, in: blocks, starts: starts) }
 
     public func contains(_ address: UInt32) -> Bool {
         blocks.contains { address >= $0.first && UInt64(address) < UInt64($0.first) + $0.count }
