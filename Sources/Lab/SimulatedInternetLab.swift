@@ -6,7 +6,8 @@ public import ProbeProtocol
 import Synchronization
 
 /// The namespace of the simulated internet and its responder thread: `up` creates
-/// `tpsim-<6 hex>` with `lo` up and 198.19.0.0/16 routed locally, and starts the responder inside
+/// `tpsim-<6 hex>` with `lo` up and 198.19.0.0/16 and 2001:db8:19::/112 routed locally (and
+/// `SimulatedInternet.client6` on `lo`, the IPv6 scanner's source), and starts the responder inside
 /// it; `down` stops the responder and deletes the namespace (which removes the route and the
 /// socket with it). Nothing else is created.
 public final class SimulatedInternetLab: Sendable {
@@ -38,6 +39,8 @@ public final class SimulatedInternetLab: Sendable {
             try await CommandRunner.check([ip, "netns", "add", name], logger: logger)
             try await CommandRunner.check([ip, "-n", name, "link", "set", "lo", "up"], logger: logger)
             try await CommandRunner.check([ip, "-n", name, "route", "add", "local", SimulatedInternet.prefix, "dev", "lo"], logger: logger)
+            try await CommandRunner.check([ip, "-n", name, "-6", "route", "add", "local", SimulatedInternet.prefix6, "dev", "lo"], logger: logger)
+            try await CommandRunner.check([ip, "-n", name, "-6", "addr", "add", SimulatedInternet.client6 + "/128", "dev", "lo"], logger: logger)
             try await lab.startResponder()
         } catch {
             await lab.down()

@@ -60,16 +60,23 @@ public struct PacketInfoSocket: Sendable {
     /// IP_PKTINFO for it.
     public func receive(into buffer: inout [UInt8], control: inout [UInt8]) -> (count: Int, from: IPSocketAddress, destination: UInt32?)? {
         var from = sockaddr_in()
+        guard let (count, controlLength) = receiveMessage(into: &buffer, control: &control, name: &from) else { return nil }
+        return (count, IPSocketAddress(from), Self.destination(control, length: controlLength))
+    }
+
+    /// recvmsg(MSG_DONTWAIT) of one datagram with its source in `name` (a sockaddr_in or sockaddr_in6):
+    /// its length and the control bytes' length; nil when none is waiting.
+    func receiveMessage<Name>(into buffer: inout [UInt8], control: inout [UInt8], name: inout Name) -> (Int, Int)? {
         var iov = iovec()
         var header = msghdr()
         let count = buffer.withUnsafeMutableBytes { data in
             control.withUnsafeMutableBytes { cbuf in
-                withUnsafeMutablePointer(to: &from) { fromPointer in
+                withUnsafeMutablePointer(to: &name) { namePointer in
                     withUnsafeMutablePointer(to: &iov) { iovPointer in
                         iovPointer.pointee.iov_base = data.baseAddress
                         iovPointer.pointee.iov_len = data.count
-                        header.msg_name = UnsafeMutableRawPointer(fromPointer)
-                        header.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
+                        header.msg_name = UnsafeMutableRawPointer(namePointer)
+                        header.msg_namelen = socklen_t(MemoryLayout<Name>.size)
                         header.msg_iov = iovPointer
                         header.msg_iovlen = 1
                         header.msg_control = cbuf.baseAddress
@@ -80,12 +87,19 @@ public struct PacketInfoSocket: Sendable {
             }
         }
         guard count > 0 else { return nil }
-        return (count, IPSocketAddress(from), Self.destination(control, length: Int(header.msg_controllen)))
+        return (count, Int(header.msg_controllen))
     }
 
     /// The header destination address of an IP_PKTINFO control message (struct cmsghdr is
     /// {size_t len; int level; int type}, then struct in_pktinfo {int ifindex; in_addr spec_dst; in_addr addr}).
     public static func destination(_ control: [UInt8], length: Int) -> UInt32? {
+        guard let offset = controlData(control, length: length, level: Int32(IPPROTO_IP), type: packetInfoOption, size: 12) else { return nil }
+        let raw = control.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self) }
+        return UInt32(bigEndian: raw)
+    }
+
+    /// Where the data of the first control message of `level` and `type` (at least `size` bytes) starts.
+    static func controlData(_ control: [UInt8], length: Int, level wanted: Int32, type wantedType: Int32, size: Int) -> Int? {
         var offset = 0
         let headerSize = 16
         while offset + headerSize <= min(length, control.count) {
@@ -93,10 +107,7 @@ public struct PacketInfoSocket: Sendable {
             let level = control.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 8, as: Int32.self) }
             let type = control.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 12, as: Int32.self) }
             guard len >= headerSize else { return nil }
-            if level == Int32(IPPROTO_IP), type == packetInfoOption, offset + headerSize + 12 <= control.count {
-                let raw = control.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + headerSize + 8, as: UInt32.self) }
-                return UInt32(bigEndian: raw)
-            }
+            if level == wanted, type == wantedType, offset + headerSize + size <= control.count { return offset + headerSize }
             offset += (len + 7) & ~7
         }
         return nil
@@ -111,7 +122,13 @@ public struct PacketInfoSocket: Sendable {
             c.storeBytes(of: Self.packetInfoOption, toByteOffset: 12, as: Int32.self)
             c.storeBytes(of: from.bigEndian, toByteOffset: 20, as: UInt32.self)
         }
+        sendMessage(bytes, to: to, control: control)
+    }
+
+    /// sendmsg of `bytes` to `to` with the control message bytes `control`.
+    func sendMessage(_ bytes: [UInt8], to: IPSocketAddress, control: [UInt8]) {
         var bytes = bytes
+        var control = control
         var iov = iovec()
         var header = msghdr()
         _ = bytes.withUnsafeMutableBytes { data in

@@ -1,34 +1,38 @@
+import Base
 import CSocketBatch
 public import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A non-blocking IPv4 UDP socket that sends and reads datagrams in batches, one `sendmmsg` or
+/// A non-blocking IPv4 (or IPv6) UDP socket that sends and reads datagrams in batches, one `sendmmsg` or
 /// `recvmmsg` (Linux) per batch: the sweep's send path, where one `sendto` per probe was a system
 /// call per packet. Bound to an ephemeral port on every address; closed when released.
 public final class UDPBatchSocket: Sendable {
     public let fd: Int32
 
-    /// `bufferBytes`: SO_SNDBUF and SO_RCVBUF asked for (the kernel may cap them).
-    public init(bufferBytes: Int32 = 8 << 20) throws(Errno) {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    /// `bufferBytes`: SO_SNDBUF and SO_RCVBUF asked for (the kernel may cap them). `ipv6`: an IPv6
+    /// socket (IPV6_V6ONLY) for an explicit IPv6 list, whose batches are made IPv6 (`useIPv6()`).
+    public init(bufferBytes: Int32 = 8 << 20, ipv6: Bool = false) throws(Errno) {
+        let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { throw Errno(rawValue: errno) }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         var size = bufferBytes
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        // DF set, path MTU ignored (IP_PMTUDISC_PROBE, ip(7)): a datagram with DF from an
-        // unconnected socket gets IP ID 0 instead of a hashed per-destination ID, a measurable
-        // share of the kernel's send cost per probe (__ip_select_ident in the sweep's profile).
-        var discovery = Int32(IP_PMTUDISC_PROBE)
-        _ = setsockopt(fd, Int32(IPPROTO_IP), IP_MTU_DISCOVER, &discovery, socklen_t(MemoryLayout<Int32>.size))
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        if ipv6 {
+            // IPv6 only: the IPv4 addresses of a mixed list go out on the IPv4 socket.
+            var on: Int32 = 1
+            _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size))
+        } else {
+            // DF set, path MTU ignored (IP_PMTUDISC_PROBE, ip(7)): a datagram with DF from an
+            // unconnected socket gets IP ID 0 instead of a hashed per-destination ID, a measurable
+            // share of the kernel's send cost per probe (__ip_select_ident in the sweep's profile).
+            var discovery = Int32(IP_PMTUDISC_PROBE)
+            _ = setsockopt(fd, Int32(IPPROTO_IP), IP_MTU_DISCOVER, &discovery, socklen_t(MemoryLayout<Int32>.size))
         }
+        let bound = IPSocketAddress(ipv6 ? IPAddress("::") : nil, port: 0).withSockaddr { bind(fd, $0, $1) }
         guard bound == 0 else {
             let code = Errno(rawValue: errno)
             close(fd)
@@ -79,6 +83,8 @@ public final class DatagramBatch {
     public let slotSize: Int
     /// Datagrams in the batch (appended, or received).
     public internal(set) var count = 0
+    /// The IPv6 peers of a batch made IPv6 (`useIPv6()`); nil: IPv4.
+    var ipv6Names: IPv6Names?
     let data: UnsafeMutableRawPointer
     let iovecs: UnsafeMutablePointer<iovec>
     let names: UnsafeMutablePointer<sockaddr_in>
@@ -162,7 +168,7 @@ public final class DatagramBatch {
     func prepareToReceive() {
         for i in 0..<capacity {
             iovecs[i].iov_len = slotSize
-            headers[i].msg_hdr.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
+            headers[i].msg_hdr.msg_namelen = socklen_t(ipv6Names == nil ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
             headers[i].msg_len = 0
         }
         count = 0

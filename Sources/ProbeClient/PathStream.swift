@@ -80,7 +80,8 @@ public final class PathStream: @unchecked Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler) }
             }
-            .bind(host: resolver.isIPv6 ? "::" : "0.0.0.0", port: 0).get()
+            // A literal address (see QueryEngine: a resolved "0.0.0.0" can be v4-mapped IPv6).
+            .bind(to: try SocketAddress(ipAddress: resolver.isIPv6 ? "::" : "0.0.0.0", port: 0)).get()
         #if os(Linux)
         // SO_RCVBUF is capped by net.core.rmem_max; as root, force the larger buffer so a scheduling hiccup
         // of the client does not drop responses (which would pass for downstream loss).

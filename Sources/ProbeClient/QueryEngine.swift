@@ -68,7 +68,10 @@ public final class QueryEngine: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(dispatcher) }
             }
-            .bind(host: v6 ? "::" : "0.0.0.0", port: 0).get()
+            // A literal address, not a host to resolve: with a global IPv6 address on the host,
+            // resolving "0.0.0.0" gives the v4-mapped ::ffff:0.0.0.0 on an IPv6 socket, whose
+            // answers then come from ::ffff:a.b.c.d and match no query sent to a.b.c.d.
+            .bind(to: try SocketAddress(ipAddress: v6 ? "::" : "0.0.0.0", port: 0)).get()
         return slot.withLockedValue { current in
             if let current, current.channel.isActive { channel.close(promise: nil); return current }
             let socket = Socket(channel: channel, dispatcher: dispatcher)

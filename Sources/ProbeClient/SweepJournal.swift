@@ -72,14 +72,17 @@ public final class SweepJournal: Sendable {
     /// A digest of the merged blocks (FNV-1a 64): a resume over other ranges is refused.
     public static func digest(_ ranges: SweepRanges) -> String {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325
-        for b in ranges.blocks {
-            for v in [UInt64(b.first), b.count] {
+        func mix(_ values: [UInt64]) {
+            for v in values {
                 for shift in stride(from: 0, to: 64, by: 8) {
                     h ^= v >> UInt64(shift) & 0xFF
                     h &*= 0x100_0000_01B3
                 }
             }
         }
+        for b in ranges.blocks { mix([UInt64(b.first), b.count]) }
+        // IPv6 blocks after the IPv4 ones (an IPv4-only list keeps the digest it always had).
+        for b in ranges.blocks6 { mix([UInt64(truncatingIfNeeded: b.first >> 64), UInt64(truncatingIfNeeded: b.first), b.count]) }
         return String(h, radix: 16)
     }
 

@@ -1,4 +1,4 @@
-import Base
+public import Base
 public import Results
 
 /// IPv4 address ranges to sweep, as range lists come: one entry per line, `a.b.c.d/n` (CIDR),
@@ -9,7 +9,10 @@ public import Results
 ///
 /// Every address of a block is swept, network and broadcast addresses included (a block in a range
 /// list need not be one subnet), and there is no cap: memory holds the merged blocks, not the
-/// addresses. IPv6 entries are issues: a stateless sweep of IPv6 space is not meaningful.
+/// addresses. IPv6 entries (`x::y`, `[x::y]`, `x::/n`, `x::a-x::b`) are swept too, but only explicit
+/// lists: an entry of more than `ipv6EntryCap` addresses (a prefix shorter than /112) is refused
+/// (`refused`), since an exhaustive sweep of IPv6 space is not meaningful (a /64 alone is 2^64
+/// addresses). In the sweep's index space the IPv4 addresses come first, then the IPv6 ones.
 public struct SweepRanges: Sendable, Hashable {
     /// `count` consecutive addresses from `first` (count up to 2^32).
     public struct Block: Sendable, Hashable {
@@ -23,17 +26,50 @@ public struct SweepRanges: Sendable, Hashable {
         }
     }
 
+    /// `count` consecutive IPv6 addresses from `first` (count at most `ipv6EntryCap` per entry).
+    public struct Block6: Sendable, Hashable {
+        public var first: UInt128
+        public var count: UInt64
+        public var last: UInt128 { first &+ UInt128(count) &- 1 }
+
+        public init(first: UInt128, count: UInt64) {
+            self.first = first
+            self.count = count
+        }
+    }
+
+    /// One entry of a list.
+    public enum Entry: Sendable, Hashable {
+        case v4(Block)
+        case v6(Block6)
+    }
+
+    /// The most IPv6 addresses one entry may give: a /112. A larger one refuses the sweep.
+    public static let ipv6EntryCap: UInt64 = 65_536
+    /// The most IPv6 addresses of one sweep (a probe names its IPv6 target by a 32-bit index).
+    public static let ipv6TotalCap: UInt64 = 1 << 24
+
     public private(set) var blocks: [Block] = []
     /// Addresses before each block, for the index-to-address lookup.
     private var starts: [UInt64] = []
+    public private(set) var blocks6: [Block6] = []
+    private var starts6: [UInt64] = []
     public private(set) var issues: [ResolverList.Issue] = []
-    public var total: UInt64 { (starts.last ?? 0) + (blocks.last?.count ?? 0) }
+    /// Lines that refuse the sweep (an IPv6 entry beyond `ipv6EntryCap`); also in `issues`.
+    public private(set) var refused: [ResolverList.Issue] = []
+    /// IPv4 addresses: indexes 0 ..< ipv4Total (stored: the walk asks for each address).
+    public private(set) var ipv4Total: UInt64 = 0
+    /// IPv6 addresses: indexes ipv4Total ..< total.
+    public private(set) var ipv6Total: UInt64 = 0
+    public var total: UInt64 { ipv4Total + ipv6Total }
 
     public init() {}
 
     /// Parses a list file's bytes (LF or CRLF lines, an optional UTF-8 byte-order mark).
     public init(bytes: [UInt8], source: String) {
         var raw: [Block] = []
+        var raw6: [Block6] = []
+        var listed6: UInt64 = 0
         var number = 0
         var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         while start <= bytes.count {
@@ -42,34 +78,104 @@ public struct SweepRanges: Sendable, Hashable {
             var line = bytes[start..<end]
             if let hash = line.firstIndex(of: UInt8(ascii: "#")) { line = line[..<hash] }
             let text = String(decoding: line, as: UTF8.self)
-            do {
-                if let block = try Self.parse(entry: text) { raw.append(block) }
+            do throws(EntryFailure) {
+                switch try Self.parseEntry(text) {
+                case .v4(let block)?: raw.append(block)
+                case .v6(let block)?:
+                    guard listed6 + block.count <= Self.ipv6TotalCap else {
+                        throw EntryFailure(reason: "the IPv6 entries up to here give more than \(Self.ipv6TotalCap) addresses, the most one sweep takes",
+                                           refusesSweep: true)
+                    }
+                    raw6.append(block)
+                    listed6 += block.count
+                case nil: break
+                }
             } catch {
-                issues.append(ResolverList.Issue(source: source, line: number,
-                                                 text: text[...].trimmingCharacters(in: " \t\r"), reason: error.reason))
+                let issue = ResolverList.Issue(source: source, line: number,
+                                               text: text[...].trimmingCharacters(in: " \t\r"), reason: error.reason)
+                issues.append(issue)
+                if error.refusesSweep { refused.append(issue) }
             }
             start = end + 1
         }
         set(raw)
+        set6(raw6)
     }
 
     /// The given blocks, merged.
-    public init(blocks: [Block]) { set(blocks) }
+    public init(blocks: [Block], blocks6: [Block6] = []) {
+        set(blocks)
+        set6(blocks6)
+    }
+
+    /// Why an entry was not taken; `refusesSweep` for an IPv6 entry beyond the cap.
+    public struct EntryFailure: Error, Sendable, Hashable {
+        public var reason: String
+        public var refusesSweep: Bool
+    }
+
+    private mutating func set6(_ raw: [Block6]) {
+        (blocks6, starts6, ipv6Total) = Self.merge(raw)
+    }
+
+    /// Whether index `index` (0 ..< total) is an IPv6 address (`address6(at:)`) rather than IPv4.
+    @inline(__always)
+    public func isIPv6(index: UInt64) -> Bool { index >= ipv4Total }
+
+    /// The IPv6 address at `index` (ipv4Total ..< total).
+    public func address6(at index: UInt64) -> UInt128 {
+        let i = index - ipv4Total
+        var lo = 0, hi = starts6.count - 1
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if starts6[mid] <= i { lo = mid } else { hi = mid - 1 }
+        }
+        return blocks6[lo].first &+ UInt128(i - starts6[lo])
+    }
+
+    /// The index of IPv6 `address` (the inverse of `address6(at:)`), nil when it is not in the ranges.
+    public func index6(of address: UInt128) -> UInt64? {
+        Self.offset(of: address, in: blocks6, starts: starts6).map { ipv4Total + $0 }
+    }
+
+    /// Where `address` is among the addresses of the sorted, disjoint `blocks`; nil when in none.
+    private static func offset<B: MergeableBlock>(of address: B.Address, in blocks: [B], starts: [UInt64]) -> UInt64? {
+        var lo = 0, hi = blocks.count - 1
+        while lo <= hi {
+            let mid = (lo + hi) / 2
+            let b = blocks[mid]
+            if address < b.first {
+                hi = mid - 1
+            } else if address > b.last {
+                lo = mid + 1
+            } else {
+                return starts[mid] + UInt64(address - b.first)
+            }
+        }
+        return nil
+    }
 
     private mutating func set(_ raw: [Block]) {
-        var merged: [Block] = []
+        (blocks, starts, ipv4Total) = Self.merge(raw)
+    }
+
+    /// `raw` sorted and merged (overlapping or adjacent blocks joined), with the addresses before
+    /// each block and in all. Block ends are compared as `last`, so a block at the top of the
+    /// address space does not overflow.
+    private static func merge<B: MergeableBlock>(_ raw: [B]) -> ([B], [UInt64], UInt64) {
+        var merged: [B] = []
         for b in raw.sorted(by: { $0.first < $1.first }) {
-            if let previous = merged.last, UInt64(b.first) <= UInt64(previous.first) + previous.count {
-                let end = max(UInt64(previous.first) + previous.count, UInt64(b.first) + b.count)
-                merged[merged.count - 1].count = end - UInt64(previous.first)
+            if let previous = merged.last, b.first <= previous.last || b.first - previous.last == 1 {
+                let end = max(previous.last, b.last)
+                merged[merged.count - 1].count = UInt64(end - previous.first) + 1
             } else {
                 merged.append(b)
             }
         }
-        blocks = merged
-        starts = []
+        var starts: [UInt64] = []
         var sum: UInt64 = 0
         for b in merged { starts.append(sum); sum += b.count }
+        return (merged, starts, sum)
     }
 
     /// The address at `index` (0 ..< total) in block order.
@@ -83,28 +189,27 @@ public struct SweepRanges: Sendable, Hashable {
     }
 
     /// The index of `address` (the inverse of `address(at:)`), nil when it is not in the ranges.
-    public func index(of address: UInt32) -> UInt64? {
-        var lo = 0, hi = blocks.count - 1
-        while lo <= hi {
-            let mid = (lo + hi) / 2
-            let b = blocks[mid]
-            if address < b.first {
-                hi = mid - 1
-            } else if UInt64(address) >= UInt64(b.first) + b.count {
-                lo = mid + 1
-            } else {
-                return starts[mid] + UInt64(address - b.first)
-            }
-        }
-        return nil
-    }
+    public func index(of address: UInt32) -> UInt64? { Self.offset(of: address, in: blocks, starts: starts) }
 
     public func contains(_ address: UInt32) -> Bool {
         blocks.contains { address >= $0.first && UInt64(address) < UInt64($0.first) + $0.count }
     }
 
-    /// One entry (comment already removed): a block, nil for a blank line.
+    /// One IPv4 entry (comment already removed): a block, nil for a blank line; an IPv6 entry is an error.
     public static func parse(entry raw: String) throws(ResolverList.EntryError) -> Block? {
+        do throws(EntryFailure) {
+            switch try parseEntry(raw) {
+            case .v4(let block)?: return block
+            case .v6?: throw EntryFailure(reason: "IPv6 where an IPv4 entry is wanted", refusesSweep: false)
+            case nil: return nil
+            }
+        } catch {
+            throw ResolverList.EntryError(reason: error.reason)
+        }
+    }
+
+    /// One entry (comment already removed), IPv4 or IPv6: nil for a blank line.
+    public static func parseEntry(_ raw: String) throws(EntryFailure) -> Entry? {
         var text = raw[...].trimmingCharacters(in: " \t\r")
         guard !text.isEmpty else { return nil }
         // "a - b" is one field; otherwise the entry is the first field.
@@ -112,6 +217,53 @@ public struct SweepRanges: Sendable, Hashable {
         if let cut = text.firstIndex(where: { $0 == " " || $0 == "\t" || $0 == "," || $0 == ";" }) {
             text = String(text[..<cut])
         }
+        if text.contains(":") { return .v6(try parse6(text)) }
+        do {
+            return .v4(try parse4(text))
+        } catch {
+            throw EntryFailure(reason: error.reason, refusesSweep: false)
+        }
+    }
+
+    /// An IPv6 entry: `x::y`, `[x::y]`, `x::/n` (n at least 112) or `x::a-x::b` (at most `ipv6EntryCap` addresses).
+    static func parse6(_ text: String) throws(EntryFailure) -> Block6 {
+        func address(_ part: Substring) throws(EntryFailure) -> UInt128 {
+            var body = part
+            if body.hasPrefix("["), body.hasSuffix("]") { body = body.dropFirst().dropLast() }
+            guard case .v6(let hi, let lo)? = IPAddress(body) else {
+                throw EntryFailure(reason: "'\(part)' is not an IPv6 address", refusesSweep: false)
+            }
+            return UInt128(hi) << 64 | UInt128(lo)
+        }
+        let cap = ipv6EntryCap
+        let capLength = 128 - cap.trailingZeroBitCount
+        if let slash = text.firstIndex(of: "/") {
+            let base = try address(text[..<slash])
+            let lengthText = text[text.index(after: slash)...]
+            guard let length = Int(lengthText), (0...128).contains(length) else {
+                throw EntryFailure(reason: "IPv6 prefix length '\(lengthText)' out of range 0-128", refusesSweep: false)
+            }
+            guard length >= capLength else {
+                throw EntryFailure(reason: "IPv6 /\(length) is 2^\(128 - length) addresses, beyond the cap of \(cap) (/\(capLength)): an exhaustive IPv6 sweep is not meaningful, list addresses or prefixes of /\(capLength) or longer",
+                                   refusesSweep: true)
+            }
+            let size = UInt64(1) << UInt64(128 - length)
+            return Block6(first: base & ~(UInt128(size) - 1), count: size)
+        }
+        if let dash = text.firstIndex(of: "-") {
+            let a = try address(text[..<dash])
+            let b = try address(text[text.index(after: dash)...])
+            guard a <= b else { throw EntryFailure(reason: "range start is above its end", refusesSweep: false) }
+            guard b - a < UInt128(cap) else {
+                throw EntryFailure(reason: "IPv6 range of \(b - a + 1) addresses, beyond the cap of \(cap) (/\(capLength)): an exhaustive IPv6 sweep is not meaningful",
+                                   refusesSweep: true)
+            }
+            return Block6(first: a, count: UInt64(b - a) + 1)
+        }
+        return Block6(first: try address(text[...]), count: 1)
+    }
+
+    static func parse4(_ text: String) throws(ResolverList.EntryError) -> Block {
         if let slash = text.firstIndex(of: "/") {
             guard let base = parseIPv4(text[..<slash]) else { throw notIPv4(String(text[..<slash])) }
             guard let length = Int(text[text.index(after: slash)...]), (0...32).contains(length) else {
@@ -131,8 +283,24 @@ public struct SweepRanges: Sendable, Hashable {
     }
 
     private static func notIPv4(_ text: String) -> ResolverList.EntryError {
-        if IPAddress(text)?.isIPv6 == true { return ResolverList.EntryError(reason: "IPv6 is not swept (IPv4 ranges only)") }
-        return ResolverList.EntryError(reason: "'\(text)' is not an IPv4 address")
+        ResolverList.EntryError(reason: "'\(text)' is not an IPv4 address")
+    }
+
+    /// An IPv6 address of the sweep in the resolver form the reports and exports use: `[2001:db8::53]`.
+    public static func describe6(_ address: UInt128) -> String {
+        "[\(IPAddress.v6(UInt64(truncatingIfNeeded: address >> 64), UInt64(truncatingIfNeeded: address)))]"
+    }
+
+    /// A sweep address as written in its answers and exports (`192.0.2.1` or `[2001:db8::53]`); nil otherwise.
+    public static func address(_ text: some StringProtocol) -> IPAddress? {
+        var body = Substring(text)
+        if body.hasPrefix("["), body.hasSuffix("]") { body = body.dropFirst().dropLast() }
+        return IPAddress(body)
+    }
+
+    /// `address` in the form `address(_:)` reads: IPv6 in brackets.
+    public static func describe(_ address: IPAddress) -> String {
+        address.isIPv6 ? "[\(address)]" : address.description
     }
 
     /// Strict dotted quad: four decimal parts 0-255, no leading zeros beyond a single 0.
@@ -152,6 +320,17 @@ public struct SweepRanges: Sendable, Hashable {
         "\(address >> 24).\(address >> 16 & 0xFF).\(address >> 8 & 0xFF).\(address & 0xFF)"
     }
 }
+
+/// A block of consecutive addresses, IPv4 or IPv6, as `SweepRanges` merges them.
+protocol MergeableBlock {
+    associatedtype Address: FixedWidthInteger & UnsignedInteger
+    var first: Address { get }
+    var last: Address { get }
+    var count: UInt64 { get set }
+}
+
+extension SweepRanges.Block: MergeableBlock {}
+extension SweepRanges.Block6: MergeableBlock {}
 
 extension String {
     fileprivate func replacingDashSpaces() -> String {
@@ -242,6 +421,10 @@ public struct SweepRangeLoad: Sendable {
     public var blocks: [SweepRanges.Block]
     public var file: SweepRangeFile
     public var issues: [ResolverList.Issue]
+    /// IPv6 blocks of a list (a delegated file gives none).
+    public var blocks6: [SweepRanges.Block6] = []
+    /// Lines that refuse the sweep (`SweepRanges.refused`).
+    public var refused: [ResolverList.Issue] = []
 }
 
 extension SweepRanges {
@@ -257,7 +440,7 @@ extension SweepRanges {
         guard let firstEntry, firstEntry.text.contains("|") else {
             let list = SweepRanges(bytes: bytes, source: source)
             return SweepRangeLoad(blocks: list.blocks, file: SweepRangeFile(path: source, sha256: sha256, format: .list),
-                                  issues: list.issues)
+                                  issues: list.issues, blocks6: list.blocks6, refused: list.refused)
         }
         var blocks: [Block] = []
         var issues: [ResolverList.Issue] = []

@@ -9,7 +9,8 @@ extension SweepReport {
         let state = result.state
         self.init(
             seed: configuration.seed,
-            ranges: ranges.blocks.map { "\(SweepRanges.describe($0.first))-\(SweepRanges.describe($0.last))" },
+            ranges: ranges.blocks.map { "\(SweepRanges.describe($0.first))-\(SweepRanges.describe($0.last))" }
+                + ranges.blocks6.map { "\(SweepRanges.describe6($0.first))-\(SweepRanges.describe6($0.last))" },
             rangeIssues: issues.map(\.description), addresses: ranges.total, planned: configuration.planned,
             sample: configuration.sample, rate: configuration.rate, packetsPerSecond: result.stats.packetsPerSecond,
             sentThisRun: result.stats.sent, sendErrors: result.stats.sendErrors, lastSendError: result.stats.lastSendError,
@@ -42,6 +43,12 @@ extension SweepReport {
             }.count
             neighbours = Neighbours(prefixLength: prefix, probesThisRun: result.stats.neighbourProbes,
                                     foundAsNeighbours: found.count, beyondSample: beyond)
+            let cut = result.checkpoint.cutShort(mask: Sweeper.mask(prefix: prefix))
+            if !cut.isEmpty {
+                neighbours?.cutShort = cut.map { "\(SweepRanges.describe($0))/\(prefix)" }
+                neighbours?.unprobedNeighbours = result.checkpoint.pendingNeighbours?.count
+            }
+            neighbours?.unexpandedAnswers = result.checkpoint.unexpanded?.count
         }
     }
 

@@ -88,13 +88,13 @@ public final class SweepScan: Sendable {
         state.checkpoint.settled = true
         journal.write(state)
 
-        var answered = Set(previousAnswers.map(\.value))
-        var answers = Dictionary(previousAnswers.map { ($0.value, $0) }, uniquingKeysWith: { a, _ in a })
+        var answered = Set(previousAnswers.map(\.ip))
+        var answers = Dictionary(previousAnswers.map { ($0.ip, $0) }, uniquingKeysWith: { a, _ in a })
         let domains = scanner.configuration.domains
         let donePairs = Set(previousPairs.map { "\($0.resolver) \($0.domain)" })
         var backlog: [(Endpoint, DNSName)] = []
         for answer in answers.sorted(by: { $0.key < $1.key }).map(\.value) where answer.answering && measures {
-            let endpoint = Endpoint(address: IPAddress(answer.address)!, port: sweeper.configuration.port)
+            let endpoint = Endpoint(address: answer.ip, port: sweeper.configuration.port)
             for d in domains where !donePairs.contains("\(endpoint) \(d)") { backlog.append((endpoint, d)) }
         }
 
@@ -124,7 +124,7 @@ public final class SweepScan: Sendable {
         let stateForPasses = state
         // Every address that answered so far (any answer, REFUSED included: it is there), for the
         // later passes' skip lists; filled on the receiver thread as answers come.
-        let answeredShared = AddressSet(previousAnswers.map(\.value))
+        let answeredShared = AddressSet(previousAnswers.map(\.ip))
         let sweepTask = Task.detached {
             var st = stateForPasses
             let passes = max(1, st.passes ?? 1)
@@ -133,16 +133,17 @@ public final class SweepScan: Sendable {
             var total: SweepStats?
             var complete = false
             while true {
-                let plan = SweepPassPlan(pass: pass, skip: pass > 1 ? answeredShared.all : [],
-                                         walkLimit: pass > 1 ? st.firstPassEnd : nil,
+                let skip: (v4: Set<UInt32>, v6: Set<UInt128>) = pass > 1 ? answeredShared.split : ([], [])
+                var plan = SweepPassPlan(pass: pass, skip: skip.v4, walkLimit: pass > 1 ? st.firstPassEnd : nil,
                                          emitLimit: pass > 1 ? nil : sweeper.configuration.sample)
+                plan.skip6 = skip.v6
                 let current = st
                 let thisPass = pass
                 let (reached, stats, exhausted) = await sweeper.run(from: checkpoint, plan: plan, onAnswer: { found in
                     var answer = found
                     // The address is read back from its text only when a later pass or the
                     // neighbours need it: this runs on the receiver thread, beside the sender.
-                    if passes > 1 { answeredShared.insert(answer.value) }
+                    if passes > 1 { answeredShared.insert(answer.ip) }
                     answer.pass = thisPass
                     if sweeper.configuration.neighbourPrefix != nil, sweeper.sentAsNeighbour(answer.value) { answer.viaNeighbour = true }
                     continuation.yield(.answer(answer))
@@ -204,7 +205,7 @@ public final class SweepScan: Sendable {
             for await event in stream {
                 switch event {
                 case .answer(var answer):
-                    let value = answer.value
+                    let value = answer.ip
                     guard !answered.contains(value) else { continue }
                     answered.insert(value)
                     answer.detail = answer.detail.map { String($0.prefix(200)) }
@@ -217,7 +218,7 @@ public final class SweepScan: Sendable {
                             if measures { $0.pending += domains.count }
                         }
                         if !stopping, measures {
-                            let endpoint = Endpoint(address: IPAddress(answer.address)!, port: sweeper.configuration.port)
+                            let endpoint = Endpoint(address: answer.ip, port: sweeper.configuration.port)
                             for d in domains { enqueue(endpoint, d) }
                         }
                     }
@@ -259,12 +260,23 @@ extension ScanResult {
     }
 }
 
-/// Addresses shared between the receiver thread and the pass loop.
+/// Addresses shared between the receiver threads and the pass loop.
 final class AddressSet: Sendable {
-    private let addresses: Mutex<Set<UInt32>>
-    init(_ initial: [UInt32]) { addresses = Mutex(Set(initial)) }
-    func insert(_ address: UInt32) { _ = addresses.withLock { $0.insert(address) } }
-    var all: Set<UInt32> { addresses.withLock { $0 } }
+    private let addresses: Mutex<Set<IPAddress>>
+    init(_ initial: [IPAddress]) { addresses = Mutex(Set(initial)) }
+    func insert(_ address: IPAddress) { _ = addresses.withLock { $0.insert(address) } }
+    /// The IPv4 addresses and the IPv6 ones, as the sender's skip lists take them.
+    var split: (v4: Set<UInt32>, v6: Set<UInt128>) {
+        var v4: Set<UInt32> = []
+        var v6: Set<UInt128> = []
+        for a in addresses.withLock({ $0 }) {
+            switch a {
+            case .v4(let value): v4.insert(value)
+            case .v6(let hi, let lo): v6.insert(UInt128(hi) << 64 | UInt128(lo))
+            }
+        }
+        return (v4, v6)
+    }
 }
 
 /// The pairs the scans of one run finished.

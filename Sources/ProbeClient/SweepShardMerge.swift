@@ -70,20 +70,20 @@ public enum SweepShardMerge {
     public static func merge(_ parts: [Part]) throws(Failure) -> Merged {
         guard let first = parts.first else { throw .nothing }
         var seen: Set<UInt64> = []
-        var answering: Set<UInt32> = []
+        var answering: Set<IPAddress> = []
         var shards: [Shard] = []
         for p in parts {
             guard p.seed == first.seed else { throw .seedDiffers(p.source, first.seed, p.seed) }
             guard p.shard.count == first.shard.count else { throw .shardCountDiffers(p.source, first.shard.count, p.shard.count) }
             guard p.rangesDigest == first.rangesDigest else { throw .rangesDiffer(p.source) }
             guard seen.insert(p.shard.index).inserted else { throw .shardTwice(p.source, p.shard) }
-            for a in p.answering { if let v = SweepRanges.parseIPv4(a[...]) { answering.insert(v) } }
+            for a in p.answering { if let v = SweepRanges.address(a) { answering.insert(v) } }
             shards.append(Shard(source: p.source, vantage: p.vantage, shard: p.shard, complete: p.complete, answering: p.answering.count))
         }
         shards.sort { $0.shard.index < $1.shard.index }
         let missing = first.shard.count > 65_536 ? [] : (0..<first.shard.count).filter { !seen.contains($0) }
         return Merged(seed: first.seed, shardCount: first.shard.count, shards: shards, missingShards: missing,
                       complete: missing.isEmpty && shards.allSatisfy(\.complete),
-                      answering: answering.sorted().map(SweepRanges.describe))
+                      answering: answering.sorted().map { SweepRanges.describe($0) })
     }
 }

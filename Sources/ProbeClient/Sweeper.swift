@@ -17,6 +17,11 @@ public struct SweepCheckpoint: Sendable, Hashable, Codable {
     /// `--expand-neighbours`: the prefixes (network addresses) of this pass whose other addresses
     /// were sent ahead of the walk; the walk skips them. nil: none.
     public var expanded: [UInt32]?
+    /// `--expand-neighbours`, after a stop: the neighbours of an expanded prefix not sent yet (the
+    /// prefix was cut short), which a resume sends first; and the answering addresses whose prefix
+    /// was not expanded yet, which a resume expands first. nil: none.
+    public var pendingNeighbours: [UInt32]?
+    public var unexpanded: [UInt32]?
 
     public init(position: UInt64 = 0, emitted: UInt64 = 0, settled: Bool = true, expanded: [UInt32]? = nil) {
         self.position = position
@@ -24,14 +29,20 @@ public struct SweepCheckpoint: Sendable, Hashable, Codable {
         self.settled = settled
         self.expanded = expanded
     }
+
+    /// The prefixes (network addresses under `mask`) whose neighbours a stop cut short, in order.
+    public func cutShort(mask: UInt32) -> [UInt32] {
+        Array(Set((pendingNeighbours ?? []).map { $0 & mask })).sorted()
+    }
 }
 
 /// What one pass walks: in a later pass, only what has not answered yet, and only as far as the
 /// first pass went (a `--sample` is the same subset in every pass).
 public struct SweepPassPlan: Sendable {
     public var pass: Int
-    /// Addresses that answered in an earlier pass: not probed again.
+    /// Addresses that answered in an earlier pass: not probed again (IPv4, and IPv6 in `skip6`).
     public var skip: Set<UInt32>
+    public var skip6: Set<UInt128> = []
     /// Walk positions at or above this one are not walked (nil: the whole domain).
     public var walkLimit: UInt64?
     /// Addresses to send at most (`--sample`, first pass only; nil: no limit).
@@ -122,6 +133,8 @@ public final class Sweeper: Sendable {
     /// Where the probes leave: `socket` (the UDP path) or a packet socket.
     private let sender: BatchSender
     public let sendPath: SweepSendPathReport
+    /// The IPv6 socket, when the ranges hold IPv6 addresses.
+    private let socket6: UDPBatchSocket?
     private let stopFlag = Atomic<Bool>(false)
     private let stats = Mutex(SweepStats())
     /// `--expand-neighbours`: answering addresses not yet expanded, and the neighbours sent this pass.
@@ -137,6 +150,13 @@ public final class Sweeper: Sendable {
         let (packetSocket, sendPath) = try Self.openSendPath(configuration.sendPath, ranges: configuration.ranges, sourcePort: socket.localPort)
         sender = packetSocket.map(BatchSender.packet) ?? .udp(socket)
         self.sendPath = sendPath
+        if configuration.ranges.ipv6Total > 0 {
+            do { socket6 = try UDPBatchSocket(ipv6: true) } catch {
+                throw SweepError(description: "cannot open and bind an IPv6 UDP socket for the IPv6 ranges: \(error)")
+            }
+        } else {
+            socket6 = nil
+        }
         clockStart = Self.nowNanos()
     }
 
@@ -157,11 +177,20 @@ public final class Sweeper: Sendable {
                     onAnswer: @escaping @Sendable (SweepAnswer) -> Void,
                     onCheckpoint: @escaping @Sendable (SweepCheckpoint) -> Void) async -> (SweepCheckpoint, SweepStats, exhausted: Bool) {
         stats.withLock { $0 = SweepStats() }
-        neighbours.withLock { $0 = (queue: [], sent: []) }
+        // A resumed pass first expands the answers a stop left unexpanded.
+        neighbours.withLock { $0 = (queue: start.unexpanded ?? [], sent: []) }
         let shared = RunState(start: start, now: Self.nowNanos())
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let finish: @Sendable () -> Void = {
                 if shared.remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { continuation.resume() }
+            }
+            if let socket6 {
+                shared.remaining.add(1, ordering: .relaxed)
+                let receiver6 = Thread { [self] in
+                    receive(shared: shared, on: socket6, onAnswer: onAnswer)
+                    finish()
+                }
+                receiver6.start()
             }
             let sender = Thread { [self] in
                 let reached = send(from: start, plan: plan, shared: shared, onCheckpoint: onCheckpoint)
@@ -177,6 +206,13 @@ public final class Sweeper: Sendable {
             receiver.start()
         }
         var reached = shared.final.withLock { $0 }
+        if configuration.neighbourPrefix != nil, !reached.exhausted {
+            // Answers that came after the sender stopped: their prefixes are expanded on resume.
+            let expanded = Set(reached.checkpoint.expanded ?? [])
+            let mask = Self.mask(prefix: configuration.neighbourPrefix ?? 32)
+            let left = neighbours.withLock { $0.queue }.filter { !expanded.contains($0 & mask) }
+            reached.checkpoint.unexpanded = left.isEmpty ? nil : left
+        }
         reached.checkpoint.settled = true
         onCheckpoint(reached.checkpoint)
         return (reached.checkpoint, snapshot, reached.exhausted)
@@ -198,10 +234,12 @@ public final class Sweeper: Sendable {
     }
 
     /// One address the walk chose: sent now, or already sent as a neighbour (counted, not sent again).
+    /// An IPv6 one (`ipv6`) has its index among the IPv6 addresses in `address` (at most 2^24).
     private struct Chosen {
         var address: UInt32
         var position: UInt64
         var send: Bool
+        var ipv6 = false
     }
 
     private func send(from start: SweepCheckpoint, plan: SweepPassPlan, shared: RunState,
@@ -219,9 +257,12 @@ public final class Sweeper: Sendable {
         var position = shard.align(start.position)
         var emitted = start.emitted
         var expanded = Set(start.expanded ?? [])
-        let mask: UInt32? = configuration.neighbourPrefix.map { $0 == 0 ? 0 : ~UInt32(0) << UInt32(32 - $0) }
+        let mask: UInt32? = configuration.neighbourPrefix.map(Self.mask(prefix:))
+        // Neighbours a stop left unsent (`pendingNeighbours`), sent before anything else.
+        var unsent: [UInt32] = start.pendingNeighbours ?? []
         // Probes go out in groups of at most half a millisecond's worth, one sendmmsg each.
         let group = sender.makeBatch(capacity: max(1, min(64, Int(rate / 2000))), payloadSize: 512)
+        let group6 = socket6.map { _ in DatagramBatch(capacity: group.capacity, slotSize: 512).useIPv6() }
         var batch: [Chosen] = []
         batch.reserveCapacity(batchSize)
         var ahead: [UInt32] = []
@@ -252,13 +293,24 @@ public final class Sweeper: Sendable {
             guard !ahead.isEmpty else { return }
             neighbours.withLock { n in n.sent.formUnion(ahead) }
             var sentAhead: UInt64 = 0
-            for target in ahead {
-                if stopFlag.load(ordering: .relaxed) { break }
+            for (i, target) in ahead.enumerated() {
+                if stopFlag.load(ordering: .relaxed) {
+                    // Stopped inside a prefix: the rest is kept for the resume (and the report).
+                    unsent = Array(ahead[i...])
+                    break
+                }
                 if enqueue(target, into: group, ids: &ids) { sentAhead += 1 }
                 if group.count == group.capacity { flush(group, pacer: &pacer, shared: shared) }
             }
             flush(group, pacer: &pacer, shared: shared)
             stats.withLock { $0.neighbourProbes += sentAhead }
+        }
+        if !unsent.isEmpty {
+            // Written ahead as sent, as the walk's batches are.
+            onCheckpoint(SweepCheckpoint(position: position, emitted: emitted, settled: false, expanded: expanded.sorted()))
+            ahead = unsent
+            unsent = []
+            sendAhead()
         }
         walk: while emitted < limit, position < end, !stopFlag.load(ordering: .relaxed) {
             expandNeighbours()
@@ -267,7 +319,13 @@ public final class Sweeper: Sendable {
             var next = position
             var counted = emitted
             while batch.count < batchSize, counted < limit, next < end {
-                if let index = permutation.value(at: next) {
+                let value = permutation.value(at: next)
+                if let index = value, ranges.isIPv6(index: index) {
+                    if plan.skip6.isEmpty || !plan.skip6.contains(ranges.address6(at: index)) {
+                        batch.append(Chosen(address: UInt32(truncatingIfNeeded: index - ranges.ipv4Total), position: next, send: true, ipv6: true))
+                        counted += 1
+                    }
+                } else if let index = value {
                     let target = ranges.address(at: index)
                     if !plan.skip.contains(target) {
                         let early = mask.map { expanded.contains(target & $0) } ?? false
@@ -283,13 +341,22 @@ public final class Sweeper: Sendable {
             var done = 0
             for chosen in batch {
                 if stopFlag.load(ordering: .relaxed) { break }
-                if chosen.send {
+                if chosen.ipv6, let group6, let socket6 {
+                    let index = ranges.ipv4Total + UInt64(chosen.address)
+                    let id = UInt16(truncatingIfNeeded: ids.next())
+                    let now = millis
+                    _ = group6.append(to6: ranges.address6(at: index), port: configuration.port) {
+                        probe.write(forIPv6Index: index, millis: now, id: id, into: $0)
+                    }
+                    if group6.count == group6.capacity { flush(group6, pacer: &pacer, shared: shared, on: socket6) }
+                } else if chosen.send {
                     _ = enqueue(chosen.address, into: group, ids: &ids)
                     if group.count == group.capacity { flush(group, pacer: &pacer, shared: shared) }
                 }
                 done += 1
             }
             flush(group, pacer: &pacer, shared: shared)
+            if let group6, let socket6 { flush(group6, pacer: &pacer, shared: shared, on: socket6) }
             if done < batch.count {
                 // Stopped inside the batch: resume at the first address not sent.
                 position = batch[done].position
@@ -316,9 +383,14 @@ public final class Sweeper: Sendable {
         let seconds = pacer.sent > 1 ? Double(shared.lastSend.load(ordering: .acquiring) - pacer.first) / 1e9 : 0
         stats.withLock { $0.sendSeconds = seconds }
         let exhausted = !stopped && !stopFlag.load(ordering: .relaxed) && (emitted >= limit || position >= end)
-        return (SweepCheckpoint(position: position, emitted: emitted, settled: false,
-                                expanded: mask == nil ? nil : expanded.sorted()), exhausted)
+        var reached = SweepCheckpoint(position: position, emitted: emitted, settled: false,
+                                      expanded: mask == nil ? nil : expanded.sorted())
+        if !unsent.isEmpty { reached.pendingNeighbours = unsent }
+        return (reached, exhausted)
     }
+
+    /// The network mask of a prefix length (0...32).
+    static func mask(prefix: Int) -> UInt32 { prefix <= 0 ? 0 : ~UInt32(0) << UInt32(32 - min(32, prefix)) }
 
     /// Builds the probe for `target` into the group; false when no probe could be built (cannot
     /// happen for a valid zone).
@@ -330,8 +402,10 @@ public final class Sweeper: Sendable {
 
     /// Sends the group when it is due (paced as one probe each), waiting for room in the socket's
     /// buffer rather than dropping a probe; empties it.
-    private func flush(_ group: DatagramBatch, pacer: inout SendPacer, shared: RunState) {
+    private func flush(_ group: DatagramBatch, pacer: inout SendPacer, shared: RunState, on other: UDPBatchSocket? = nil) {
         guard group.count > 0 else { return }
+        // The IPv6 socket is always the UDP path; the IPv4 probes leave by `sender`.
+        let sender = other.map(BatchSender.udp) ?? self.sender
         pacer.wait(count: group.count)
         var start = 0
         var taken: UInt64 = 0
@@ -360,8 +434,10 @@ public final class Sweeper: Sendable {
         group.removeAll()
     }
 
-    private func receive(shared: RunState, onAnswer: @Sendable (SweepAnswer) -> Void) {
+    private func receive(shared: RunState, on other: UDPBatchSocket? = nil, onAnswer: @Sendable (SweepAnswer) -> Void) {
+        let socket = other ?? self.socket
         let batch = DatagramBatch(capacity: 64, slotSize: 4096)
+        if other != nil { batch.useIPv6() }
         let grace = UInt64(configuration.timeout * 1e9)
         while true {
             if shared.senderDone.load(ordering: .acquiring), Self.nowNanos() > shared.lastSend.load(ordering: .acquiring) + grace { return }
@@ -372,9 +448,12 @@ public final class Sweeper: Sendable {
                 var matched: UInt64 = 0
                 for i in 0..<batch.count {
                     let datagram = Array(batch.payload(i))
-                    guard !datagram.isEmpty, let answer = probe.match(datagram, source: batch.peer(i), millis: millis) else { continue }
+                    let source: IPAddress = batch.peer6(i).map { .v6(UInt64(truncatingIfNeeded: $0 >> 64), UInt64(truncatingIfNeeded: $0)) }
+                        ?? .v4(batch.peer(i))
+                    guard !datagram.isEmpty, let answer = probe.match(datagram, source: source, millis: millis) else { continue }
                     matched += 1
-                    if configuration.neighbourPrefix != nil, answer.answering {
+                    // Neighbours are IPv4 prefixes: an IPv6 list is explicit, its neighbours are not swept.
+                    if configuration.neighbourPrefix != nil, answer.answering, !source.isIPv6 {
                         neighbours.withLock { $0.queue.append(answer.value) }
                     }
                     onAnswer(answer)

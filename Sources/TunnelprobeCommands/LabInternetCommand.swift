@@ -15,7 +15,8 @@ extension LabCommand {
                 Creates the namespace tpsim-<hex> with 198.19.0.0/16 routed to its loopback and one \
                 responder that answers for every address (IP_PKTINFO): most addresses are silent; \
                 the rest are honest resolvers with a UDP limit, hijackers, lossy, rate-limited or slow \
-                resolvers, each decided by the seed. Writes into --dir: key.hex (the probe key), \
+                resolvers, each decided by the seed. The IPv6 hosts of 2001:db8:19::/112 answer the \
+                same way (IPV6_PKTINFO), for explicit IPv6 lists (truth.json hosts6). Writes into --dir: key.hex (the probe key), \
                 truth.json (every address that is not silent and its behaviour), ranges.txt and netns \
                 (the namespace's name); at the end probes.json (the sweep probes each address received).
                 With a command after `--`, runs it in the namespace and removes everything when it \

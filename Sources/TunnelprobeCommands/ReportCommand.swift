@@ -197,7 +197,7 @@ struct ReportCommand: ParsableCommand {
                 // Sweeps (every input has sweep.json): their answering sets joined, and what the
                 // merged scan accepted, as `sweep` writes them.
                 if let joined {
-                    let accepted = Set(merged.pairs.filter(\.usable).map { $0.resolver.split(separator: ":").first.map(String.init) ?? $0.resolver })
+                    let accepted = SweepReport.acceptedAddresses(merged.pairs)
                     let sweepJSON = try ReportWriter.json(joined)
                     files += [("sweep.json", sweepJSON),
                               ("answering.txt", joined.answering.map { $0 + "\n" }.joined()),

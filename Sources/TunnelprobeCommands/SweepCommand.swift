@@ -19,7 +19,7 @@ import Results
 struct SweepCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sweep",
-        abstract: "Sweep whole IPv4 ranges for resolvers at a paced packet rate, then MTU-scan what answers.",
+        abstract: "Sweep whole IPv4 ranges (and explicit IPv6 lists) for resolvers at a paced packet rate, then MTU-scan what answers.",
         discussion: """
         One authenticated echo probe per address (the scan's honesty probe, under the first --domain), \
         sent at --rate packets per second in a seeded random permutation of the ranges, so no network \
@@ -34,7 +34,10 @@ struct SweepCommand: AsyncParsableCommand {
         Ranges: one entry per line, a.b.c.d/n, a.b.c.d-e.f.g.h or one address, # comments, anything \
         after the first field ignored (ipdeny.com zone files are such lists), or an RIR \
         delegated-extended statistics file with --country CC; overlaps are merged; no cap but \
-        --sample. The report names each file with its SHA-256.
+        --sample. The report names each file with its SHA-256. A list may hold IPv6 entries too \
+        (2001:db8::53, [2001:db8::53], 2001:db8::/120, a-b), swept over an IPv6 socket in the same \
+        run and order: at most 65,536 addresses an entry (/112), since an exhaustive IPv6 sweep is \
+        not meaningful; a larger one refuses the sweep. Reports write IPv6 as [2001:db8::53].
         Streams into the report directory as it goes: sweep.jsonl (every answer), pairs.jsonl (every \
         finished MTU scan), sweep.state (seed and position). After SIGINT or SIGTERM the sweep \
         stops sending, waits --timeout for the last answers, and exits 130; `--resume DIR` goes on \
@@ -49,7 +52,7 @@ struct SweepCommand: AsyncParsableCommand {
         """
     )
 
-    @Option(name: .customLong("ranges"), help: "File of IPv4 ranges: a list (CIDR, start-end or one address per line; ipdeny.com zone files are such lists) or an RIR delegated-extended statistics file (with --country); repeatable.")
+    @Option(name: .customLong("ranges"), help: "File of IPv4 ranges: a list (CIDR, start-end or one address per line; ipdeny.com zone files are such lists; IPv6 addresses and prefixes of /112 or longer too) or an RIR delegated-extended statistics file (with --country); repeatable.")
     var rangeFiles: [String] = []
 
     @Option(name: .customLong("country"), help: "Country code whose ipv4 records a delegated --ranges file gives (repeatable; ISO 3166 two letters, as the RIRs write them).")
@@ -168,6 +171,7 @@ struct SweepCommand: AsyncParsableCommand {
             do { zones.append(try DNSName(d)) } catch { throw fail("--domain \(d): \(error)", .validationFailure) }
         }
         var blocks: [SweepRanges.Block] = []
+        var blocks6: [SweepRanges.Block6] = []
         var issues: [ResolverList.Issue] = []
         var rangeFileList: [SweepRangeFile] = []
         let chosen = Set(countries.map { $0.uppercased() })
@@ -178,16 +182,21 @@ struct SweepCommand: AsyncParsableCommand {
             if parsed.file.format == .delegated, chosen.isEmpty {
                 throw fail("--ranges \(file) is an RIR delegated file: choose its countries with --country CC", Exit.badInput)
             }
+            if let refused = parsed.refused.first { throw fail("\(refused)", Exit.badInput) }
             blocks += parsed.blocks
+            blocks6 += parsed.blocks6
             issues += parsed.issues
             rangeFileList.append(parsed.file)
         }
         if !chosen.isEmpty, !rangeFileList.contains(where: { $0.format == .delegated }) {
             throw fail("--country applies to RIR delegated files, and no --ranges file is one", Exit.badInput)
         }
-        let ranges = SweepRanges(blocks: blocks)
+        let ranges = SweepRanges(blocks: blocks, blocks6: blocks6)
         for issue in issues { logger.warning("\(issue)") }
-        guard ranges.total > 0 else { throw fail("no IPv4 address in --ranges\(chosen.isEmpty ? "" : " for --country \(chosen.sorted().joined(separator: ","))")", Exit.badInput) }
+        guard ranges.ipv6Total <= SweepRanges.ipv6TotalCap else {
+            throw fail("--ranges: the IPv6 entries give \(ranges.ipv6Total) addresses, more than the \(SweepRanges.ipv6TotalCap) one sweep takes", Exit.badInput)
+        }
+        guard ranges.total > 0 else { throw fail("no address in --ranges\(chosen.isEmpty ? "" : " for --country \(chosen.sorted().joined(separator: ","))")", Exit.badInput) }
         let shardPart = shard.flatMap(SweepShard.init) ?? .whole
 
         let run = CommandRun(kind: "sweep", out: resume ?? out)
@@ -245,7 +254,7 @@ struct SweepCommand: AsyncParsableCommand {
         sweepConfiguration.sendPath = sendPath
         let sweeper: Sweeper
         do {
-            sweeper = try Sweeper(configuration: sweepConfiguration, probe: SweepProbe(prober: prober, zone: zones[0], salt: state.salt))
+            sweeper = try Sweeper(configuration: sweepConfiguration, probe: SweepProbe(prober: prober, zone: zones[0], salt: state.salt, ranges: ranges))
         } catch {
             await engine.shutdown()
             throw fail("\(error)", Exit.environment)
@@ -274,7 +283,7 @@ struct SweepCommand: AsyncParsableCommand {
         if result.interrupted { info.complete = false }
         let answering = result.answers.filter(\.answering)
         var list = ResolverList()
-        for a in answering { if let ip = IPAddress(a.address) { list.add(Endpoint(address: ip, port: 53)) } }
+        for a in answering { list.add(Endpoint(address: a.ip, port: 53)) }
         configuration.resolvers = list.resolvers
         let measuredPairs = Set(result.pairs.map { "\($0.resolver) \($0.domain)" })
         let notTested = sweepOnly ? 0 : answering.count * zones.count - measuredPairs.count
@@ -291,10 +300,9 @@ struct SweepCommand: AsyncParsableCommand {
         sweepDocument.sendPath = sweeper.sendPath
         let scanJSON = try ReportWriter.json(document)
         let sweepJSON = try ReportWriter.json(sweepDocument)
-        let accepted = result.pairs.filter(\.usable).map { $0.resolver.split(separator: ":").first.map(String.init) ?? $0.resolver }
         var files = [("scan.json", scanJSON), ("scan.md", document.markdown()), ("sweep.json", sweepJSON),
                      ("answering.txt", answering.map { $0.address + "\n" }.joined()),
-                     ("accepted.txt", SweepReport.addressLines(Set(accepted)))]
+                     ("accepted.txt", SweepReport.addressLines(SweepReport.acceptedAddresses(result.pairs)))]
         files += document.engineExportFiles()
         try run.finish(json: sweepJSON, files: files,
                        summary: sweepDocument.summaryLine + "\n" + document.summaryLine(directory: run.directory), common: common)
@@ -303,9 +311,16 @@ struct SweepCommand: AsyncParsableCommand {
 }
 
 extension SweepReport {
+    /// The addresses of the usable pairs, as `answering.txt` writes them (IPv6 as `[2001:db8::53]`).
+    static func acceptedAddresses(_ pairs: [ScanPair]) -> Set<String> {
+        Set(pairs.filter(\.usable).map { pair in
+            (try? Endpoint(parsing: pair.resolver, defaultPort: 53)).map { SweepRanges.describe($0.address) } ?? pair.resolver
+        })
+    }
+
     /// Addresses one a line, in address order.
     static func addressLines(_ addresses: Set<String>) -> String {
-        addresses.sorted { (SweepRanges.parseIPv4($0[...]) ?? 0) < (SweepRanges.parseIPv4($1[...]) ?? 0) }.map { $0 + "\n" }.joined()
+        addresses.sorted { (SweepRanges.address($0) ?? .v4(0)) < (SweepRanges.address($1) ?? .v4(0)) }.map { $0 + "\n" }.joined()
     }
 
     /// A sweep's report directory as one shard for `report merge`; nil when it holds no sweep.
@@ -326,6 +341,12 @@ extension SweepReport {
         }
         if let neighbours {
             s += "; neighbours /\(neighbours.prefixLength): \(neighbours.foundAsNeighbours) found (\(neighbours.beyondSample) beyond the sample)"
+            if let cut = neighbours.cutShort {
+                s += Style.warn("; \(cut.count) prefixes cut short by the stop (\(neighbours.unprobedNeighbours ?? 0) neighbours not probed: --resume probes them first)")
+            }
+            if let left = neighbours.unexpandedAnswers, left > 0 {
+                s += Style.warn("; \(left) answers not expanded yet (--resume expands them first)")
+            }
         }
         if let shard { s += "; shard \(shard)" }
         if let sendPath { s += "; sent by \(sendPath.used.rawValue) (\(sendPath.reason))" }

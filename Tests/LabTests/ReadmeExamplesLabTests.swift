@@ -74,7 +74,9 @@ import TestSupport
         try LabGate.tunnelLab.check()
         let binary = TestEnvironment.binary
         for example in Self.examples(try Self.readme()).marked {
-            let written = try #require(Self.labName(example.commands), "line \(example.line): no lab up")
+            // A block of the simulated internet (`lab internet ... -- command`) brings up and removes its own namespace.
+            let internet = example.commands.contains { $0.hasPrefix("tunnelprobe lab internet") }
+            let written = try #require(Self.labName(example.commands) ?? (internet ? "" : nil), "line \(example.line): no lab up")
             let name = LabFixture.uniqueName()
             let work = FileManager.default.temporaryDirectory.appendingPathComponent("tp-readme-\(name)").path
             try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
@@ -83,7 +85,7 @@ import TestSupport
                 var c = command.replacingOccurrences(of: "--name \(written)", with: "--name \(name)")
                     .replacingOccurrences(of: "/run/tunnelprobe/labs/\(written)/", with: "/run/tunnelprobe/labs/\(name)/")
                 c = c.replacingOccurrences(of: "-- tunnelprobe ", with: "-- \(binary) ")
-                return binary + c.dropFirst("tunnelprobe".count)
+                return c.hasPrefix("tunnelprobe ") ? binary + c.dropFirst("tunnelprobe".count) : c
             }
             let clock = ContinuousClock()
             var failed = false
@@ -97,7 +99,7 @@ import TestSupport
                     Issue.record("README line \(example.line): `\(command)` exited \(run.status):\n\(run.output.suffix(3000))")
                 }
             }
-            if failed {
+            if failed, !internet {
                 let down = [binary, "lab", "down", "--name", name]
                 _ = try? await offCooperativePool { try LabFixture.shellCombined(down, directory: work) }
             }
@@ -113,6 +115,14 @@ import TestSupport
         #expect(found.unmarked.isEmpty, "README blocks at lines \(found.unmarked) run the lab without \(ReadmeExamplesLabTests.marker)")
         #expect(!found.marked.isEmpty)
         for example in found.marked {
+            // A block of the simulated internet runs its sweep inside one `lab internet ... -- command`,
+            // which removes its namespace when the command ends; its other lines only write and read files.
+            if example.commands.contains(where: { $0.hasPrefix("tunnelprobe lab internet") }) {
+                let lab = example.commands.filter { $0.contains("tunnelprobe lab ") }
+                #expect(lab.allSatisfy { $0.hasPrefix("tunnelprobe lab internet") && $0.contains(" -- tunnelprobe ") }, "line \(example.line)")
+                #expect(example.commands.allSatisfy { ["tunnelprobe ", "printf ", "grep "].contains(where: $0.hasPrefix) }, "line \(example.line)")
+                continue
+            }
             // Each block brings its own lab up first and takes it down last, so the test leaves nothing.
             #expect(example.commands.first?.hasPrefix("tunnelprobe lab up") == true, "line \(example.line)")
             #expect(example.commands.last?.hasPrefix("tunnelprobe lab down") == true, "line \(example.line)")

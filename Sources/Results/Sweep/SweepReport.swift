@@ -72,6 +72,13 @@ public struct SweepReport: Codable, Sendable {
         /// Of those, the ones the walk would not have probed at all (past the --sample's end):
         /// the hosts the expansion found beyond the sample.
         public var beyondSample: Int
+        /// Prefixes (`a.b.c.0/24`) whose neighbours a stop cut short: part of each is not probed
+        /// yet, and `--resume` probes it first. nil: none.
+        public var cutShort: [String]?
+        /// Neighbours of the cut-short prefixes not probed yet.
+        public var unprobedNeighbours: Int?
+        /// Answering addresses whose prefix a stop left unexpanded (`--resume` expands them first).
+        public var unexpandedAnswers: Int?
 
         public init(prefixLength: Int, probesThisRun: UInt64, foundAsNeighbours: Int, beyondSample: Int) {
             self.prefixLength = prefixLength
