@@ -83,7 +83,8 @@ public final class CongestionWindow: Sendable {
         + "the window when that many losses would come with probability below \(backgroundLevel) (binomial upper tail) at the "
         + "scan's background loss share: the share of such answers lost after the first halving while no further halving came, "
         + "averaged over about the last "
-        + "\(backgroundSpan) of them, taken as at least \(shareFloor) and at most \(shareCeiling)."
+        + "\(backgroundSpan) of them, taken as at least \(shareFloor) and at most \(shareCeiling); a block that lost more than "
+        + "\(heavyShare) of them halves it whatever the background."
 
     /// Runs `body` with its queries sent only when the scan is quiet (`acquire(quiet:)`).
     public static func quietly<T>(_ body: () async -> T) async -> T {
@@ -118,10 +119,13 @@ public final class CongestionWindow: Sendable {
     /// ... with at least this many expected answers judged.
     static let minimumBlock = 10
     /// ... when that many losses or more would come with probability below this level at the scan's
-    /// background loss share (binomial upper tail): about one block in a hundred of a scan that
+    /// background loss share (binomial upper tail): about one block in a thousand of a scan that
     /// makes no congestion halves the window by chance, instead of one in twenty with the tenth
-    /// alone at a few percent of background loss (what held a sweep's window at its floor).
-    static let backgroundLevel = 0.01
+    /// alone at a few percent of background loss (what held a sweep's window at its floor). (At
+    /// 0.01 the /16 sweep + MTU scan at 3 % answering took 42 to 61 s in five quiet runs, at 0.001
+    /// 35 to 42 s, and 31 to 35 s with `heavyShare`; one overloaded unbound behind 1,000 addresses
+    /// still halves it 2 to 3 times.)
+    static let backgroundLevel = 0.001
     /// The background share averages about this many expected answers: long against a block, so
     /// that a burst of the scan's own loss barely moves it.
     static let backgroundSpan = 400
@@ -131,6 +135,10 @@ public final class CongestionWindow: Sendable {
     /// slows down whatever the cause (loss that stays this high after halvings is not taken for a
     /// background the scan may ignore).
     static let shareCeiling = 0.2
+    /// A block that lost more than this share halves the window whatever the background: in a block
+    /// of 20 (a small window's), 0.001 at a background of a fifth asks for 11 losses, and a scan
+    /// losing half of what should come must slow down.
+    static let heavyShare = 0.4
 
     /// P(X >= k) for X ~ Binomial(n, p), summed term by term (n is a resolver's expected answers:
     /// tens, at most thousands).
@@ -186,6 +194,7 @@ public final class CongestionWindow: Sendable {
 
         /// Whether a block's losses stand out from the background share (`lossRule`).
         func aboveBackground(_ block: Block) -> Bool {
+            if Double(block.lost) > CongestionWindow.heavyShare * Double(block.done) { return true }
             let learned = backgroundCount >= CongestionWindow.minimumBlock ? min(background, CongestionWindow.shareCeiling) : 0
             let share = max(learned, CongestionWindow.shareFloor)
             return CongestionWindow.binomialUpperTail(block.lost, of: block.done, share: share) < CongestionWindow.backgroundLevel
