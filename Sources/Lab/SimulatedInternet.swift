@@ -234,13 +234,13 @@ public final class SimulatedResponder: Sendable {
         let socket: PacketInfoSocket
         let socket6: PacketInfoSocket
         do {
-            socket = try PacketInfoSocket.bind(port: 53, bufferBytes: 8 << 20)
+            socket = try PacketInfoSocket.bind(port: 53, bufferBytes: 64 << 20)
         } catch {
             return error.description
         }
         defer { socket.close() }
         do {
-            socket6 = try PacketInfoSocket.bind6(port: 53, bufferBytes: 8 << 20)
+            socket6 = try PacketInfoSocket.bind6(port: 53, bufferBytes: 64 << 20)
         } catch {
             return "IPv6: \(error.description)"
         }
