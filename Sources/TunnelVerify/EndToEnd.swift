@@ -49,7 +49,9 @@ public struct EndToEndConfiguration: Sendable {
                 .replacingOccurrences(of: "{resolver}", with: resolver.description)
                 .replacingOccurrences(of: "{domain}", with: domain)
         }
-        var configuration = VerifyConfiguration(profile: profile.pinned(to: resolver, domain: domain), engine: engine,
+        // dnstt asks its resolver over DoT or DoH itself (-dot, -doh): pinned in the pair's transport.
+        let carried = engine == .dnstt ? target : ResolverTarget(endpoint: resolver)
+        var configuration = VerifyConfiguration(profile: profile.pinned(to: carried, domain: domain), engine: engine,
                                                 overrides: pinned, whoami: whoami, seed: seed &+ UInt64(index))
         configuration.checks = []
         configuration.deadline = deadline
@@ -79,20 +81,30 @@ public struct EndToEndConfiguration: Sendable {
 
     /// Why this engine cannot be run through a pair measured over `transport`, or nil when it can:
     /// iodine, MasterDnsVPN, OpenVPN and WireGuard here ask their resolver over UDP only, so a pair
-    /// scanned over TCP, TLS or HTTPS is not run through them (its UDP figures were not measured).
-    /// A `command` engine gets the pair's transport in `{resolver-url}` and `{transport}`.
+    /// scanned over TCP, TLS or HTTPS is not run through them (its UDP figures were not measured);
+    /// dnstt asks over UDP, DoT or DoH (`-udp`, `-dot`, `-doh`), not plain TCP. A `command` engine
+    /// gets the pair's transport in `{resolver-url}` and `{transport}`.
     public func refusal(transport: DNSTransport) -> String? {
         guard transport.isStream, engine != .command else { return nil }
+        if engine == .dnstt {
+            guard transport == .tcp else { return nil }
+            return "dnstt asks its resolver over UDP, DoT or DoH, not plain TCP; this pair was measured over tcp"
+        }
         return "\(engine.rawValue) asks its resolver over UDP only; this pair was measured over \(transport) (use --e2e-engine command with {resolver-url}, e.g. dnstt-client -doh/-dot)"
     }
 }
 
 extension Profile {
-    /// This profile with one resolver (carried over UDP) and the given tunnel domain: what an
-    /// engine pinned to one scanned pair is started with.
-    public func pinned(to resolver: Endpoint, domain: String) -> Profile {
+    /// This profile with one resolver and the given tunnel domain: what an engine pinned to one
+    /// scanned pair is started with. The resolver is carried over UDP, or over DoT or DoH when the
+    /// target says so (dnstt profiles: `tls`/`https` with the server name and the DoH path).
+    public func pinned(to target: ResolverTarget, domain: String) -> Profile {
         var pinned = self
-        pinned.resolvers = [Resolver(type: "udp", endpoint: resolver)]
+        switch target.transport {
+        case .tls: pinned.resolvers = [Resolver(type: "tls", endpoint: target.endpoint, serverName: target.serverName)]
+        case .https: pinned.resolvers = [Resolver(type: "https", endpoint: target.endpoint, path: target.path, serverName: target.serverName)]
+        case .udp, .tcp: pinned.resolvers = [Resolver(type: "udp", endpoint: target.endpoint)]
+        }
         pinned.domain = domain
         return pinned
     }

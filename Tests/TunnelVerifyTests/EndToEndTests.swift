@@ -70,6 +70,32 @@ struct EndToEndTests {
         #expect(engine.carrierDomain == "t.lab.test")
     }
 
+    /// A pair scanned over DoT or DoH runs dnstt over the same transport (`-dot`, `-doh`), with the
+    /// pair's server name and DoH path; plain TCP, which dnstt does not speak, is refused by name.
+    @Test func dnsttRunsThroughADoTOrDoHPairInItsTransport() throws {
+        let profile = try Profile.parse(Array(DnsttEngineTests.profile(resolver: #"{"type":"udp","address":"198.18.0.1:53"}"#).utf8))
+        let whoami = try #require(WhoamiURL("http://198.18.2.2/"))
+        var e2e = EndToEndConfiguration(profile: profile, engine: .dnstt, overrides: EngineOverrides(), whoami: whoami, bulk: nil, seed: 1)
+        e2e.engineDomain = "t.lab.test"
+        #expect(e2e.refusal(transport: .tls) == nil && e2e.refusal(transport: .https) == nil && e2e.refusal(transport: .udp) == nil)
+        #expect(e2e.refusal(transport: .tcp)?.contains("not plain TCP") == true)
+        let sandbox = Sandbox(stateRoot: "/nonexistent")
+        let doh = try ResolverTarget(parsing: "https://198.18.0.1/q#dns.lab.test")
+        let overDoH = e2e.verification(resolver: doh.endpoint, domain: "vpn.lab.test", index: 0, target: doh)
+        #expect(overDoH.profile.resolvers.map(\.type) == ["https"] && overDoH.profile.resolvers.first?.path == "/q")
+        let dohArgv = try Engine.make(.dnstt, profile: overDoH.profile, overrides: overDoH.overrides).argv(program: "dnstt-client", sandbox: sandbox)
+        let dohURL = try #require(dohArgv.firstIndex(of: "-doh").map { dohArgv[$0 + 1] }, "\(dohArgv)")
+        #expect(dohURL.hasPrefix("https://") && dohURL.contains("/q"), "\(dohArgv)")
+        let dot = try ResolverTarget(parsing: "tls://198.18.0.1#dns.lab.test")
+        let overDoT = e2e.verification(resolver: dot.endpoint, domain: "vpn.lab.test", index: 1, target: dot)
+        let dotArgv = try Engine.make(.dnstt, profile: overDoT.profile, overrides: overDoT.overrides).argv(program: "dnstt-client", sandbox: sandbox)
+        #expect(dotArgv.firstIndex(of: "-dot").map { dotArgv[$0 + 1] } == "dns.lab.test:853", "\(dotArgv)")
+        // Another engine still runs over UDP only.
+        let iodine = EndToEndConfiguration(profile: try Profile.parse(Array(Self.profile.utf8)), engine: .iodine,
+                                           overrides: EngineOverrides(), whoami: whoami, bulk: nil, seed: 1)
+        #expect(iodine.verification(resolver: dot.endpoint, domain: "u.example.com", index: 0, target: dot).profile.resolvers.map(\.type) == ["udp"])
+    }
+
     /// The live run of `scan --e2e --e2e-engine dnstt` in the lab (Fixtures/dnstt/scan-e2e.json,
     /// README there): the real dnstt through the direct resolver and through the impairment relay
     /// (30 ms each way, 2 % of answers lost), on the profile's domain, ranked by measured goodput.
