@@ -105,6 +105,8 @@ extension Profile {
         case .https: pinned.resolvers = [Resolver(type: "https", endpoint: target.endpoint, path: target.path, serverName: target.serverName)]
         case .udp, .tcp: pinned.resolvers = [Resolver(type: "udp", endpoint: target.endpoint)]
         }
+        // The CA file is for the TLS of a DoT or DoH resolver: a pair carried over UDP has none.
+        if !target.transport.isStream { pinned.engines["dnstt"]?.fields["caFile"] = nil }
         pinned.domain = domain
         return pinned
     }

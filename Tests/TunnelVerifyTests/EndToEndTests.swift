@@ -90,6 +90,21 @@ struct EndToEndTests {
         let overDoT = e2e.verification(resolver: dot.endpoint, domain: "vpn.lab.test", index: 1, target: dot)
         let dotArgv = try Engine.make(.dnstt, profile: overDoT.profile, overrides: overDoT.overrides).argv(program: "dnstt-client", sandbox: sandbox)
         #expect(dotArgv.firstIndex(of: "-dot").map { dotArgv[$0 + 1] } == "dns.lab.test:853", "\(dotArgv)")
+        // A profile made for a DoT resolver (its CA file) still runs through a UDP pair: the CA
+        // file is for TLS and is left out there (dnstt refuses a caFile with a udp resolver).
+        let ca = FileManager.default.temporaryDirectory.appendingPathComponent("tp-e2e-ca-\(UUID().uuidString).pem").path
+        #expect(FileManager.default.createFile(atPath: ca, contents: Data("x".utf8)))
+        defer { try? FileManager.default.removeItem(atPath: ca) }
+        let tlsProfile = try Profile.parse(Array(DnsttEngineTests.profile(
+            resolver: #"{"type":"tls","address":"198.18.0.1:853"}"#,
+            dnstt: #"{"pubkey":"\#(DnsttEngineTests.pubkey)","caFile":"\#(ca)"}"#).utf8))
+        let withCA = EndToEndConfiguration(profile: tlsProfile, engine: .dnstt, overrides: EngineOverrides(), whoami: whoami, bulk: nil, seed: 1)
+        let udpPair = try Endpoint(parsing: "198.18.0.1:53", defaultPort: 53)
+        let overUDP = withCA.verification(resolver: udpPair, domain: "vpn.lab.test", index: 2)
+        #expect(try Engine.make(.dnstt, profile: overUDP.profile, overrides: overUDP.overrides).argv(program: "dnstt-client", sandbox: sandbox)
+            .contains("-udp"))
+        let overTLS = withCA.verification(resolver: dot.endpoint, domain: "vpn.lab.test", index: 3, target: dot)
+        #expect(overTLS.profile.engines["dnstt"]?.fields["caFile"] == ca)
         // Another engine still runs over UDP only.
         let iodine = EndToEndConfiguration(profile: try Profile.parse(Array(Self.profile.utf8)), engine: .iodine,
                                            overrides: EngineOverrides(), whoami: whoami, bulk: nil, seed: 1)
