@@ -123,7 +123,7 @@ public final class CongestionWindow: Sendable {
     /// makes no congestion halves the window by chance, instead of one in twenty with the tenth
     /// alone at a few percent of background loss (what held a sweep's window at its floor). (At
     /// 0.01 the /16 sweep + MTU scan at 3 % answering took 42 to 61 s in five quiet runs, at 0.001
-    /// 35 to 42 s, and 31 to 35 s with `heavyShare`; one overloaded unbound behind 1,000 addresses
+    /// 35 to 42 s, and 31 to 40 s with `heavyShare`; one overloaded unbound behind 1,000 addresses
     /// still halves it 2 to 3 times.)
     static let backgroundLevel = 0.001
     /// The background share averages about this many expected answers: long against a block, so
