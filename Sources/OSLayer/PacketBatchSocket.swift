@@ -47,10 +47,8 @@ public final class PacketBatchSocket: Sendable {
         guard fd >= 0 else { throw Errno(rawValue: errno) }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        var size = bufferBytes
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var one: Int32 = 1
-        bypassesQueueing = setsockopt(fd, tp_sol_packet, tp_packet_qdisc_bypass, &one, socklen_t(MemoryLayout<Int32>.size)) == 0
+        SocketOptions.buffers(fd, bytes: bufferBytes, receive: false)
+        bypassesQueueing = SocketOptions.set(fd, tp_sol_packet, tp_packet_qdisc_bypass, 1)
         // Bound to the interface with protocol 0: sends go out there, nothing is received.
         var local = sockaddr_ll()
         local.sll_family = UInt16(AF_PACKET)

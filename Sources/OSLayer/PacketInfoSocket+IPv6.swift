@@ -26,13 +26,7 @@ extension PacketInfoSocket {
             _ = Glibc.close(fd)
             throw .packetInfo(code)
         }
-        var size = bufferBytes
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, length)
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, length)
-        // Root may pass net.core.rmem_max/wmem_max (the lab's simulated hosts take bursts of a
-        // whole packet-socket sweep); elsewhere these fail and the sizes above stand.
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, length)
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, length)
+        SocketOptions.buffers(fd, bytes: bufferBytes, force: true)
         let bound = IPSocketAddress(IPAddress("::"), port: port).withSockaddr { Glibc.bind(fd, $0, $1) }
         guard bound == 0 else {
             let code = Errno(rawValue: errno)

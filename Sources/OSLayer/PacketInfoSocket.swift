@@ -37,13 +37,8 @@ public struct PacketInfoSocket: Sendable {
             _ = Glibc.close(fd)
             throw .packetInfo(code)
         }
-        var size = bufferBytes
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        // Root may pass net.core.rmem_max/wmem_max (the lab's simulated hosts take bursts of a
-        // whole packet-socket sweep); elsewhere these fail and the sizes above stand.
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, socklen_t(MemoryLayout<Int32>.size))
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, socklen_t(MemoryLayout<Int32>.size))
+        // Forced as root: the lab's simulated hosts take bursts of a whole packet-socket sweep.
+        SocketOptions.buffers(fd, bytes: bufferBytes, force: true)
         let bound = IPSocketAddress(nil, port: port).withSockaddr { Glibc.bind(fd, $0, $1) }
         guard bound == 0 else {
             let code = Errno(rawValue: errno)

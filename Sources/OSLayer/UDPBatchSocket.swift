@@ -18,19 +18,15 @@ public final class UDPBatchSocket: Sendable {
         guard fd >= 0 else { throw Errno(rawValue: errno) }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        var size = bufferBytes
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        SocketOptions.buffers(fd, bytes: bufferBytes)
         if ipv6 {
             // IPv6 only: the IPv4 addresses of a mixed list go out on the IPv4 socket.
-            var on: Int32 = 1
-            _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size))
+            SocketOptions.set(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1)
         } else {
             // DF set, path MTU ignored (IP_PMTUDISC_PROBE, ip(7)): a datagram with DF from an
             // unconnected socket gets IP ID 0 instead of a hashed per-destination ID, a measurable
             // share of the kernel's send cost per probe (__ip_select_ident in the sweep's profile).
-            var discovery = Int32(IP_PMTUDISC_PROBE)
-            _ = setsockopt(fd, Int32(IPPROTO_IP), IP_MTU_DISCOVER, &discovery, socklen_t(MemoryLayout<Int32>.size))
+            SocketOptions.set(fd, Int32(IPPROTO_IP), IP_MTU_DISCOVER, Int32(IP_PMTUDISC_PROBE))
         }
         let bound = IPSocketAddress(ipv6 ? IPAddress("::") : nil, port: 0).withSockaddr { bind(fd, $0, $1) }
         guard bound == 0 else {

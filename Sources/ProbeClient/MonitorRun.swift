@@ -186,12 +186,11 @@ public struct MonitorRun: Sendable {
         await withTaskGroup(of: (Int, ProbeOutcome, (queryCharacters: Int?, answerBytes: Int?)?).self) { group in
             var out: [(Int, ProbeOutcome, (queryCharacters: Int?, answerBytes: Int?)?)] = []
             var next = checked.makeIterator()
-            for _ in 0..<Swift.min(parallel, checked.count) {
-                if let i = next.next() { group.addTask { let r = await check(i); return (i, r.outcome, r.diagnosis) } }
-            }
+            func launch(_ i: Int) { group.addTask { let r = await check(i); return (i, r.outcome, r.diagnosis) } }
+            for _ in 0..<Swift.min(parallel, checked.count) { next.next().map(launch) }
             while let done = await group.next() {
                 out.append(done)
-                if !Task.isCancelled, let i = next.next() { group.addTask { let r = await check(i); return (i, r.outcome, r.diagnosis) } }
+                if !Task.isCancelled { next.next().map(launch) }
             }
             return out
         }
