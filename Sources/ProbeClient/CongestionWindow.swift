@@ -42,12 +42,14 @@ import Synchronization
 /// Every probe learns whether the scan saw congestion while it was in flight (`Ticket`): a size
 /// probe that timed out then is retried (`ProbeOutcome.congested`) instead of counted as a limit.
 ///
-/// Whether a resolver answers at all is judged the same way (`Stats.timeoutRule`): a probe also
-/// learns whether the scan was busy when it was sent (others waiting for the window, or more
-/// queries in flight than half the window, never-answered resolvers' included: the first burst of
-/// a 1,000-address scan of one resolver is 1,000 such queries). A reachability or echo timeout sent
-/// while busy, or met by a decrease, is not evidence: the pair is asked once more when the scan is
-/// quiet (`acquire(quiet:)`), and called unreachable only when that quiet retry times out too.
+/// Whether a resolver answers at all is judged the same way (`Stats.timeoutRule`): a reachability
+/// or echo timeout is not evidence by itself, since the scan's own bursts lose queries together
+/// (the first burst of a 1,000-address scan of one resolver is 1,000 queries to never-answered
+/// addresses) and whether a lost one looked quiet when it went is chance. The pair is asked once
+/// more when the scan is quiet (`acquire(quiet:)`: nothing waiting for the window and at most half
+/// of it in flight, never-answered resolvers' queries included; `Ticket.busy` says whether a query
+/// went while the scan was not), and called unreachable only when that quiet retry times out too,
+/// met by no decrease and lost alone.
 public final class CongestionWindow: Sendable {
     /// The window's place for one query; hand it back with `complete`.
     public struct Ticket: Sendable {
@@ -57,7 +59,7 @@ public final class CongestionWindow: Sendable {
         let serial: UInt64
         /// Decreases so far when it was sent: more at completion means congestion while in flight.
         let decreasesAtSend: Int
-        /// The scan was busy when it was sent (`isQuiet` did not hold): its timeout may be the scan's own load.
+        /// The scan was busy when it was sent (`isQuiet` did not hold).
         public let busy: Bool
         /// A retry that waited for a quiet scan (`acquire(quiet:)`).
         let quietRetry: Bool

@@ -22,9 +22,6 @@ public struct ProbeOutcome: Sendable {
     /// A timeout while the scan's congestion window saw congestion (`CongestionWindow`): the scan's
     /// own load may have lost it, so it says nothing about the size and is tried again.
     public var congested = false
-    /// Sent while the scan was busy (`CongestionWindow.Ticket.busy`): a timeout may be the scan's own
-    /// load, so it is not evidence that the resolver does not answer (`CongestionWindow.timeoutRule`).
-    public var sentWhileBusy = false
     /// A timeout while other expected answers were lost too (`CongestionWindow.Completion.othersLost`):
     /// the loss may be the scan's or the shared path's, so it is no clean evidence either.
     public var lostWithOthers = false
@@ -126,7 +123,6 @@ public struct Prober: Sendable {
         var (message, outcome) = Self.classify(result, question: question)
         if timedOut, completion.congested { outcome.congested = true }
         if timedOut, completion.othersLost { outcome.lostWithOthers = true }
-        outcome.sentWhileBusy = ticket.busy
         return (message, outcome)
     }
 

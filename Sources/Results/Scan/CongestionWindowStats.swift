@@ -13,8 +13,8 @@ public struct CongestionWindowStats: Codable, Sendable, Hashable {
     public var finalWindow: Int
     /// Queries that waited for a place in the window.
     public var waited = 0
-    /// Reachability and echo probes asked once more when the scan was quiet, because their
-    /// timeouts came while it was busy or congested (`timeoutRule`), and how many of them were answered.
+    /// Reachability and echo probes asked once more when the scan was quiet after they timed out
+    /// (`timeoutRule`), and how many of them were answered.
     /// (Optional: reports written before the rule have neither.)
     public var quietRetries: Int? = 0
     public var quietRetriesAnswered: Int? = 0
@@ -33,11 +33,10 @@ public struct CongestionWindowStats: Codable, Sendable, Hashable {
     public var lossRule: String?
 
     /// When a timeout is evidence that a pair does not answer (`CongestionWindow` applies it).
-    public static let timeoutRule = "A reachability or echo timeout is evidence only when its probe was sent while the scan was quiet "
-        + "(nothing waiting for the congestion window, at most half the window of queries in flight), no decrease came while it "
-        + "was in flight and no expected answer of another query was lost meanwhile; otherwise it is retried when the scan is quiet (up to "
-        + "three times, while the retries themselves meet a decrease or other losses), and the pair is called unreachable only "
-        + "when a quiet retry times out alone."
+    public static let timeoutRule = "A reachability or echo probe that times out is asked once more when the scan is quiet "
+        + "(nothing waiting for the congestion window, at most half the window of queries in flight); the pair is called "
+        + "unreachable only when that quiet retry times out too, with no decrease while it was in flight and no expected answer "
+        + "of another query lost meanwhile (otherwise it is retried again, up to three quiet retries in all)."
 
     public init(initialWindow: Int, ceiling: Int, floor: Int, lossRule: String? = nil) {
         self.lossRule = lossRule
