@@ -209,7 +209,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Base", "OSLayer"], path: "Tests/TestSupport"),
         .testTarget(name: "BaseTests", dependencies: ["Base"]),
         .testTarget(name: "OSLayerTests", dependencies: ["OSLayer", "Base", .product(name: "SystemPackage", package: "swift-system")]),
-        // Rules over the test sources themselves: every lab suite is one `make check` skips (Makefile LAB_SUITES).
+        // Rules over the test sources themselves: every lab suite is left out of `make check` by its gate (LabGate).
         .testTarget(name: "SuiteRulesTests"),
         // The commands' own flag handling, in process (`@testable import TunnelprobeCommands`).
         .testTarget(name: "CommandLineTests", dependencies: ["Results", "TunnelprobeCommands", "Impairment", "Base", "Fates", "ProbeClient", "TunnelVerify"]),

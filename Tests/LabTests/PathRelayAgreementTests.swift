@@ -10,7 +10,7 @@ import Results
 /// The ground truth: what `path` reports per direction must agree, probe by probe, with what
 /// the impairment relay says it did. The relay stands directly in front of `serve` on loopback, so no
 /// resolver in between can absorb a duplicated query or retry one on its own.
-@Suite(.serialized, .enabled(if: LabGate.binary.runs, "needs the built binary"))
+@Suite(.serialized, .enabled(if: LabGate.measurement.runs, "needs the built binary on an idle machine"))
 struct PathRelayAgreementTests {
     /// One line of the relay log (docs/IMPAIR.md), the fields this test reads.
     struct RelayLine: Decodable {

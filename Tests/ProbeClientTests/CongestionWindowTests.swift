@@ -139,6 +139,17 @@ import Testing
         #expect(!window.complete(third, resolver: b, answered: false, expected: true).othersLost)
     }
 
+    /// Whether `condition` holds within 10 s, polled between yields (a waiter's enqueueing is
+    /// awaited by what it changes, not by a sleep).
+    static func eventually(_ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition() {
+            if ContinuousClock.now > deadline { return false }
+            await Task.yield()
+        }
+        return true
+    }
+
     /// A full window makes the next query wait until a place frees.
     @Test func aFullWindowMakesQueriesWait() async throws {
         let window = CongestionWindow(ceiling: 2, initial: 2, floor: 1)
@@ -146,8 +157,7 @@ import Testing
         let t1 = await window.acquire(b)
         let t2 = await window.acquire(b)
         let third = Task { await window.acquire(b) }
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(window.stats.waited == 1)
+        #expect(await Self.eventually { window.stats.waited == 1 })
         window.complete(t1, resolver: b, answered: true, expected: false)
         let t3 = await third.value
         window.complete(t2, resolver: b, answered: true, expected: false)
@@ -156,7 +166,7 @@ import Testing
         let u1 = await window.acquire(b)
         let u2 = await window.acquire(b)
         let waiting = Task { await window.acquire(b) }
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await Self.eventually { window.stats.waited == 2 })
         waiting.cancel()
         _ = await waiting.value
         window.complete(u1, resolver: b, answered: true, expected: false)

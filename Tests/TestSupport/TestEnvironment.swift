@@ -11,6 +11,10 @@ public enum TestEnvironment {
     /// `TUNNELPROBE_REQUIRE_LAB=1` (CI, `make test`): a lab test that cannot run fails instead of skipping.
     public static let labRequired = ProcessInfo.processInfo.environment["TUNNELPROBE_REQUIRE_LAB"] == "1"
 
+    /// `TUNNELPROBE_QUICK_CHECK=1` (`make check`, the edit loop): every suite behind a lab gate (`LabGate.isLab`)
+    /// is disabled, whatever its name; suites that need only the debug binary still run.
+    public static let quickCheck = ProcessInfo.processInfo.environment["TUNNELPROBE_QUICK_CHECK"] == "1"
+
     /// `UPDATE_GOLDEN=1`: golden files are rewritten from what the code renders now (README, "Tests").
     public static let updatesGolden = ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] == "1"
 
@@ -34,15 +38,25 @@ public enum TestEnvironment {
 /// Whether a suite that needs root, tools or the built binary can run here. A suite is enabled when
 /// it can run or when the lab is required (CI), so under CI a missing requirement is a failure with
 /// its reason (`check()`), never a skip.
+///
+/// `make check` leaves out every suite behind a gate that needs root, a tool (the lab's daemons, an
+/// engine, Chromium) or an idle machine (`isLab`), by this gate and not by the suite's name: a renamed
+/// or new suite cannot slip into the edit loop or out of it (`TestEnvironment.quickCheck`).
 public struct LabGate: Sendable {
     /// Why the suite cannot run here, or nil.
     public let missing: String?
+    /// Whether `make check` leaves the suite out: it needs root or tools, or it measures timing and
+    /// loss and so needs the release build on an otherwise idle machine.
+    public let isLab: Bool
 
     /// - Parameters:
     ///   - root: the suite needs root (namespaces, veth, port 53, capture).
     ///   - tools: programs with the Debian package that has each.
     ///   - binary: the suite starts the `tunnelprobe` binary.
-    public init(root: Bool = true, tools: [(program: String, package: String)] = [], binary: Bool = false) {
+    ///   - measures: it measures timing or loss (only `make test`, on an idle machine).
+    public init(root: Bool = true, tools: [(program: String, package: String)] = [], binary: Bool = false,
+                measures: Bool = false) {
+        isLab = root || !tools.isEmpty || measures
         if root && !TestEnvironment.isRoot {
             missing = "needs root"
         } else if let tool = tools.first(where: { Executables.locate($0.program) == nil }) {
@@ -57,8 +71,12 @@ public struct LabGate: Sendable {
     /// The lab's own needs: root, iproute2 and unbound.
     public static let lab = LabGate(tools: [("ip", "iproute2"), ("unbound", "unbound")])
 
-    /// For `.enabled(if:)`.
-    public var runs: Bool { missing == nil || TestEnvironment.labRequired }
+    /// For `.enabled(if:)`: false for a lab suite in `make check`; otherwise true when the suite can run
+    /// here or must (CI, where a missing need then fails in `check()`).
+    public var runs: Bool {
+        if isLab && TestEnvironment.quickCheck { return false }
+        return missing == nil || TestEnvironment.labRequired
+    }
 
     /// The first line of a gated test: throws the reason when the suite cannot run here.
     public func check() throws {
@@ -90,6 +108,8 @@ extension LabGate {
     public static let root = LabGate()
     /// The `tunnelprobe` binary only (command tests without a lab).
     public static let binary = LabGate(root: false, binary: true)
+    /// The binary, on an idle machine: a suite that measures loss or timing without root.
+    public static let measurement = LabGate(root: false, binary: true, measures: true)
     /// The lab and the binary that runs in it (scan, path, trace, impair, demo).
     public static let labWithBinary = LabGate(tools: [("ip", "iproute2"), ("unbound", "unbound")], binary: true)
     /// The lab with its tunnel servers and engines (verify, resilience).
