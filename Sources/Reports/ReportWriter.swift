@@ -35,22 +35,11 @@ public enum ReportWriter {
                 if durable {
                     try text.write(toFile: path, atomically: true, encoding: .utf8)
                 } else {
-                    // Foundation's Data.write syncs even when not atomic: plain open, write, close.
-                    let temporary = path + ".tmp-\(getpid())"
-                    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-                    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                    do { try SystemCall.writeAll(fd, text.utf8) } catch {
-                        close(fd)
-                        unlink(temporary)
-                        throw error
-                    }
-                    close(fd)
-                    guard rename(temporary, path) == 0 else {
-                        let code = POSIXErrorCode(rawValue: errno) ?? .EIO
-                        unlink(temporary)
-                        throw POSIXError(code)
-                    }
+                    // Foundation's Data.write syncs even when not atomic: OSLayer's write-and-rename does not.
+                    try AtomicFile.write(path, text.utf8)
                 }
+            } catch let error as AtomicFile.WriteError {
+                throw ReportWriteError(path: path, reason: "cannot write (\(error.errno))")
             } catch {
                 throw ReportWriteError(path: path, reason: "cannot write (\(error.localizedDescription))")
             }
