@@ -50,6 +50,8 @@ let package = Package(
         // DNS over TLS (RFC 7858) and over HTTPS (RFC 8484): ProbeClient/Transports only.
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        // SOCKS5 (RFC 1928) from inside the sandbox: TunnelVerify's SandboxConnection only.
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     ],
     targets: [
         // What every layer shares, pure (no process or system-call code): the seeded generator, the Wilson
@@ -167,7 +169,9 @@ let package = Package(
         // `verify`: real engines over TUN in a sandbox namespace, phases and leak checks.
         .target(
             name: "TunnelVerify",
-            dependencies: ["Base", "OSLayer", "Results", "DNSWire", "ProbeProtocol", "Capture", "EngineModels"],
+            dependencies: ["Base", "OSLayer", "Results", "DNSWire", "ProbeProtocol", "Capture", "EngineModels",
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOSOCKS", package: "swift-nio-extras")],
             swiftSettings: strict
         ),
         // Report documents' Markdown and HTML renderings, run directories, merge and compare: it renders

@@ -9,43 +9,24 @@ enum SandboxProbes {
     /// An HTTP/1.0 GET as the engine carries it: through its SOCKS5 proxy when it has one
     /// (`socks`), else straight from the sandbox, where the routes lead into the TUN. Returns the
     /// body or why it failed. The one HTTP client of verify, resilience and `scan --e2e`
-    /// (`connect`, `getRequest`; `bulkGet` times a longer body over the same two).
+    /// (`SandboxConnection`, `getRequest`; `bulkGet` times a longer body the same way).
     static func httpGet(url: WhoamiURL, socks: Endpoint?, namespacePath: String, timeout: Duration) async -> Result<String, SandboxProbeFailure> {
-        let result = try? await NamespaceThread.run(in: namespacePath) { () -> Result<String, SandboxProbeFailure> in
-            let socket: BlockingSocket
-            switch connect(url, socks: socks, timeoutMs: timeout.milliseconds) {
-            case .failure(let failure): return .failure(failure)
-            case .success(let connected): socket = connected
-            }
-            defer { socket.close() }
-            do {
-                try socket.sendAll(getRequest(url, agent: "tunnelprobe-verify"))
-            } catch {
-                return .failure(SandboxProbeFailure("send\(socks == nil ? "" : " through SOCKS") failed: \(error)"))
-            }
-            var response: [UInt8] = []
-            while response.count < 65536 {
-                let chunk: [UInt8]
-                do {
-                    chunk = try socket.receive(maximum: 4096)
-                } catch {
-                    // What came before a reset or a timeout is still the answer, if anything came.
-                    if response.isEmpty { return .failure(SandboxProbeFailure("no response within \(timeout): \(error)")) }
-                    break
-                }
-                if chunk.isEmpty { break }
-                response += chunk
-            }
-            return parseHTTP(response)
+        let answer = await SandboxConnection.exchange(host: url.host, port: url.port, socks: socks, namespacePath: namespacePath,
+                                                      request: getRequest(url, agent: "tunnelprobe-verify"), timeout: timeout) { answer, chunk in
+            // At most 64 KiB of answer; the connection is closed after it (HTTP/1.0).
+            let room = max(0, 65536 - answer.kept.count)
+            return (keep: min(room, chunk.readableBytes), done: chunk.readableBytes >= room)
         }
-        return result ?? .failure(SandboxProbeFailure("cannot enter the sandbox"))
-    }
-
-    /// A TCP connection to the URL's host from inside the sandbox: through the SOCKS5 proxy
-    /// (`socksConnect`) when there is one, else straight.
-    static func connect(_ url: WhoamiURL, socks: Endpoint?, timeoutMs: Int) -> Result<BlockingSocket, SandboxProbeFailure> {
-        if let socks { return socksConnect(socks: socks, host: url.host, port: url.port, timeoutMs: timeoutMs) }
-        return connectTCP(host: url.host, port: url.port, timeoutMs: timeoutMs)
+        switch answer {
+        case .failure(let failure):
+            return .failure(failure)
+        case .success(let answer):
+            // What came before a reset or the deadline is still the answer, if anything came.
+            if answer.kept.isEmpty {
+                return .failure(SandboxProbeFailure("no response within \(timeout)\(answer.error.map { ": \($0)" } ?? "")"))
+            }
+            return parseHTTP(answer.kept)
+        }
     }
 
     /// An HTTP/1.0 GET of the URL's path, the connection closed after the answer.
@@ -53,50 +34,19 @@ enum SandboxProbes {
         Array("GET \(url.path) HTTP/1.0\r\nHost: \(url.hostHeader)\r\nUser-Agent: \(agent)\r\nConnection: close\r\n\r\n".utf8)
     }
 
-    /// A SOCKS5 CONNECT; the socket is ready for the application's bytes on success.
-    static func socksConnect(socks: Endpoint, host: String, port: Int, timeoutMs: Int) -> Result<BlockingSocket, SandboxProbeFailure> {
-        let connected = connectTCP(host: socks.host, port: Int(socks.port), timeoutMs: timeoutMs)
-        guard case .success(let socket) = connected else { return connected }
-        func failing(_ text: String) -> Result<BlockingSocket, SandboxProbeFailure> { socket.close(); return .failure(SandboxProbeFailure(text)) }
-        guard (try? socket.sendAll([5, 1, 0])) != nil, let choice = socket.receiveExactly(2), choice == [5, 0] else {
-            return failing("SOCKS5 proxy \(socks) refused the greeting (no-authentication)")
-        }
-        var request: [UInt8] = [5, 1, 0]
-        if let address = IPAddress(host) {
-            request += [address.isIPv6 ? 4 : 1] + address.bytes
-        } else {
-            let name = Array(host.utf8.prefix(255))
-            request += [3, UInt8(name.count)] + name
-        }
-        request += [UInt8(port >> 8), UInt8(port & 0xff)]
-        guard (try? socket.sendAll(request)) != nil, let head = socket.receiveExactly(4), head[0] == 5 else {
-            return failing("SOCKS5 proxy \(socks) sent no reply to CONNECT \(host):\(port)")
-        }
-        guard head[1] == 0 else { return failing("SOCKS5 CONNECT \(host):\(port) failed with reply \(head[1]) (RFC 1928 6)") }
-        let rest: Int? = switch head[3] {
-        case 1: 4 + 2
-        case 4: 16 + 2
-        case 3: socket.receiveExactly(1).map { Int($0[0]) + 2 }
-        default: nil
-        }
-        guard let rest, socket.receiveExactly(rest) != nil else { return failing("SOCKS5 reply from \(socks) is malformed") }
-        return .success(socket)
-    }
-
     /// Asks the SOCKS5 proxy to connect to each name (resolved by the proxy, ATYP 3); the
     /// outcome does not matter, the resolution does. Returns how many CONNECTs got any reply.
     static func socksResolve(names: [String], socks: Endpoint, namespacePath: String, timeout: Duration) async -> Int {
-        let count = try? await NamespaceThread.run(in: namespacePath) { () -> Int in
-            var replied = 0
-            for name in names {
-                switch socksConnect(socks: socks, host: name, port: 80, timeoutMs: timeout.milliseconds) {
-                case .success(let socket): socket.close(); replied += 1
-                case .failure(let failure): if failure.description.contains("failed with reply") { replied += 1 }
-                }
+        var replied = 0
+        for name in names {
+            let outcome = await SandboxConnection.exchange(host: name, port: 80, socks: socks, namespacePath: namespacePath,
+                                                           request: [], timeout: timeout) { _, _ in (keep: 0, done: true) }
+            switch outcome {
+            case .success: replied += 1
+            case .failure(let failure): if failure.description.contains("failed with reply") { replied += 1 }
             }
-            return replied
         }
-        return count ?? 0
+        return replied
     }
 
     static func parseHTTP(_ bytes: [UInt8]) -> Result<String, SandboxProbeFailure> {
@@ -119,11 +69,15 @@ enum SandboxProbes {
         guard let address = socketAddress(host: host, port: port) else {
             return .failure(SandboxProbeFailure("connect to \(host):\(port): not an IP address"))
         }
+        return connectTCP(to: address, label: "\(host):\(port)", timeoutMs: timeoutMs)
+    }
+
+    static func connectTCP(to address: IPSocketAddress, label: String, timeoutMs: Int) -> Result<BlockingSocket, SandboxProbeFailure> {
         do {
             return .success(try BlockingSocket.connectTCP(to: address, timeoutMs: timeoutMs))
         } catch {
             if case .socket(let code) = error { return .failure(SandboxProbeFailure("socket: \(code)")) }
-            return .failure(SandboxProbeFailure("connect to \(host):\(port): \(error)"))
+            return .failure(SandboxProbeFailure("connect to \(label): \(error)"))
         }
     }
 

@@ -27,63 +27,49 @@ struct BulkSample: Sendable {
 
 extension SandboxProbes {
     /// The GET of a `BulkTransfer` from inside the sandbox (or through the engine's SOCKS5 proxy),
-    /// timed from the request's send to the first response byte and to the last body byte read.
+    /// timed from the request's send to the first response byte and to the last body byte read
+    /// (`SandboxConnection`). Only the HTTP header is kept; body bytes are counted.
     static func bulkGet(_ transfer: BulkTransfer, socks: Endpoint?, namespacePath: String) async -> Result<BulkSample, SandboxProbeFailure> {
         let url = transfer.url
-        let timeoutMs = transfer.timeout.milliseconds
-        let result = try? await NamespaceThread.run(in: namespacePath) { () -> Result<BulkSample, SandboxProbeFailure> in
-            let socket: BlockingSocket
-            switch connect(url, socks: socks, timeoutMs: timeoutMs) {
-            case .failure(let failure): return .failure(failure)
-            case .success(let made): socket = made
+        let wanted = transfer.bytes
+        let outcome = await SandboxConnection.exchange(host: url.host, port: url.port, socks: socks, namespacePath: namespacePath,
+                                                       request: getRequest(url, agent: "tunnelprobe-e2e"),
+                                                       timeout: transfer.timeout) { answer, chunk in
+            // Keep bytes until the header's end is among them (at most 16 KiB), then only count.
+            if answer.kept.count >= 16_384 || Self.headerEnd(answer.kept) != nil {
+                let body = answer.received - (Self.headerEnd(answer.kept) ?? answer.received) + chunk.readableBytes
+                return (keep: 0, done: body >= wanted)
             }
-            defer { socket.close() }
-            let start = DispatchTime.now().uptimeNanoseconds
-            do {
-                try socket.sendAll(getRequest(url, agent: "tunnelprobe-e2e"))
-            } catch {
-                return .failure(SandboxProbeFailure("send failed: \(error)"))
-            }
-            var head: [UInt8] = []
-            var bodyStart: Int?
-            var body = 0
-            var first: UInt64?
-            var last = start
-            let deadline = start + UInt64(timeoutMs) * 1_000_000
-            while body < transfer.bytes {
-                let chunk: [UInt8]
-                do {
-                    chunk = try socket.receive(maximum: 16_384)
-                } catch {
-                    return .failure(SandboxProbeFailure("stalled after \(body) of \(transfer.bytes) bytes: \(error)"))
-                }
-                let now = DispatchTime.now().uptimeNanoseconds
-                let n = chunk.count
-                if n == 0 { break }
-                if first == nil { first = now - start }
-                if bodyStart != nil {
-                    body += n
-                } else {
-                    head += chunk
-                    if let end = Self.headerEnd(head) {
-                        bodyStart = end
-                        body = head.count - end
-                        guard head.starts(with: Array("HTTP/1.".utf8)), head.count > 12, head[9] == UInt8(ascii: "2") else {
-                            let line = String(decoding: head.prefix { $0 != 13 && $0 != 10 }, as: UTF8.self)
-                            return .failure(SandboxProbeFailure("the server answered \(line)"))
-                        }
-                    } else if head.count > 16_384 {
-                        return .failure(SandboxProbeFailure("no end of the HTTP header in 16 KiB"))
-                    }
-                }
-                last = now - start
-                if now > deadline { break }
-            }
-            guard let first, bodyStart != nil else { return .failure(SandboxProbeFailure("no HTTP answer")) }
-            guard body > 0 else { return .failure(SandboxProbeFailure("the answer had no body")) }
-            return .success(BulkSample(bodyBytes: min(body, transfer.bytes), firstByteNanos: first, lastByteNanos: last))
+            let joined = answer.kept + (chunk.getBytes(at: chunk.readerIndex, length: chunk.readableBytes) ?? [])
+            let body = Self.headerEnd(joined).map { joined.count - $0 } ?? 0
+            return (keep: chunk.readableBytes, done: body >= wanted)
         }
-        return result ?? .failure(SandboxProbeFailure("cannot enter the sandbox"))
+        let answer: SandboxConnection.Answer
+        switch outcome {
+        case .failure(let failure): return .failure(failure)
+        case .success(let got): answer = got
+        }
+        guard let first = answer.firstByteNanos else { return .failure(SandboxProbeFailure("no HTTP answer")) }
+        guard let end = Self.headerEnd(answer.kept) else {
+            if answer.kept.count >= 16_384 { return .failure(SandboxProbeFailure("no end of the HTTP header in 16 KiB")) }
+            return .failure(SandboxProbeFailure("no HTTP answer\(answer.error.map { ": \($0)" } ?? "")"))
+        }
+        let head = answer.kept
+        guard head.starts(with: Array("HTTP/1.".utf8)), head.count > 12, head[9] == UInt8(ascii: "2") else {
+            let line = String(decoding: head.prefix { $0 != 13 && $0 != 10 }, as: UTF8.self)
+            return .failure(SandboxProbeFailure("the server answered \(line)"))
+        }
+        let body = answer.received - end
+        if let error = answer.error, body < wanted {
+            return .failure(SandboxProbeFailure("stalled after \(body) of \(wanted) bytes: \(error)"))
+        }
+        // A body still arriving at the deadline is measured as far as it came; one that had stopped
+        // for a second or more by then stalled.
+        if answer.timedOut, body < wanted, answer.quietAtDeadlineNanos >= 1_000_000_000 {
+            return .failure(SandboxProbeFailure("stalled after \(body) of \(wanted) bytes: nothing for \(answer.quietAtDeadlineNanos / 1_000_000) ms before the \(transfer.timeout) deadline"))
+        }
+        guard body > 0 else { return .failure(SandboxProbeFailure("the answer had no body")) }
+        return .success(BulkSample(bodyBytes: min(body, wanted), firstByteNanos: first, lastByteNanos: answer.lastByteNanos))
     }
 
     /// The offset just after "\r\n\r\n", or nil.
