@@ -22,10 +22,10 @@ struct EndToEndOptions: ParsableArguments {
     var profile: String?
 
     @Option(name: .customLong("e2e-engine"), help: "Engine: iodine, masterdnsvpn, dnstt or command (default: the engine of the profile's protocol).")
-    var engine: String?
+    var engine: EngineKind?
 
     @Option(name: .customLong("e2e-domain"), help: "The engine's domain: pair (each pair's probe domain) or profile (the profile's tunnel domain through each pair's resolver, for a server that holds its own domain and key; the report says so). Default: profile for dnstt, pair for the others.")
-    var domainRule: String?
+    var domainRule: EndToEndDomain?
 
     @Option(name: .customLong("e2e-engine-path"), help: "The engine program, instead of looking it up on PATH (MasterDnsVPN's client is in no package: the Go edition's client, or the Python edition's client.py or its directory).")
     var enginePath: String?
@@ -72,12 +72,6 @@ struct EndToEndOptions: ParsableArguments {
         guard (1...(64 << 20)).contains(bulkBytes) else { throw ValidationError("--e2e-bulk-bytes must be 1...67108864") }
         guard bulkTimeout > 0, bulkTimeout <= 600 else { throw ValidationError("--e2e-bulk-timeout must be in (0, 600] seconds") }
         guard deadline > 0, deadline <= 600 else { throw ValidationError("--e2e-deadline must be in (0, 600] seconds") }
-        if let domainRule, domainRule != "pair", domainRule != "profile" {
-            throw ValidationError("--e2e-domain \(domainRule): use pair or profile")
-        }
-        if let engine, EngineKind(rawValue: engine == "masterdns" ? "masterdnsvpn" : engine) == nil {
-            throw ValidationError("--e2e-engine \(engine): use iodine, masterdnsvpn, dnstt or command")
-        }
     }
 
     /// The configuration, checked before the scan starts (root, the engine's program and settings),
@@ -118,8 +112,8 @@ struct EndToEndOptions: ParsableArguments {
     /// `--e2e-domain`: whether the engine runs on the profile's domain rather than each pair's. By
     /// default only dnstt does: dnstt-server answers only its own domain with its own key, and scan
     /// cannot probe it (`scan --server dnstt` is refused), so its pairs are measured on another domain.
-    static func usesProfileDomain(rule: String?, engine: EngineKind) -> Bool {
-        (rule ?? (engine == .dnstt ? "profile" : "pair")) == "profile"
+    static func usesProfileDomain(rule: EndToEndDomain?, engine: EngineKind) -> Bool {
+        (rule ?? (engine == .dnstt ? .profile : .pair)) == .profile
     }
 
     /// The pairs run end to end: the usable ones (accepted, within --max-loss), best first by
@@ -179,4 +173,9 @@ struct EndToEndOptions: ParsableArguments {
 
 private extension Duration {
     var milliseconds: Int { Int(components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000) }
+}
+
+/// `--e2e-domain`: the domain the engine runs on, each pair's probe domain or the profile's own.
+enum EndToEndDomain: String, CaseIterable, ExpressibleByArgument {
+    case pair, profile
 }

@@ -7,7 +7,7 @@ import Results
 /// commands take the same flags and read them the same way.
 struct EngineOptions: ParsableArguments {
     @Option(help: "Engine: iodine, masterdnsvpn, dnstt, openvpn, wireguard, command (default: the one the profile's protocol names; never another protocol's).")
-    var engine: String?
+    var engine: EngineKind?
 
     @Option(help: "The engine program, instead of looking it up on PATH (MasterDnsVPN: the Go edition's client, or the Python edition's client.py or the directory holding it; dnstt: dnstt-client).")
     var enginePath: String?
@@ -47,20 +47,16 @@ struct EngineOptions: ParsableArguments {
     }
 
     /// The rule of `kind(for:)` for any flag that names an engine (`verify --engine`, `scan --e2e-engine`).
-    static func kind(named engine: String?, for profile: Profile) throws -> EngineKind {
+    static func kind(named engine: EngineKind?, for profile: Profile) throws -> EngineKind {
         let own = EngineKind.forProtocol(profile.tunnelProtocol)
-        guard let engine else {
+        guard let value = engine else {
             guard let own else {
                 throw fail("protocol \(profile.tunnelProtocol.rawValue): verify has no \(profile.tunnelProtocol.rawValue) engine (\(Self.missingEngine(profile.tunnelProtocol))); run it with --engine command", Exit.environment)
             }
             return own
         }
-        // `masterdns` is the profile's name for the protocol; the engine is MasterDnsVPN.
-        guard let value = EngineKind(rawValue: engine == "masterdns" ? "masterdnsvpn" : engine) else {
-            throw fail("--engine \(engine): use iodine, masterdnsvpn, dnstt, openvpn, wireguard or command", .validationFailure)
-        }
         if value != .command, value != own {
-            throw fail("--engine \(engine) cannot run a \(profile.tunnelProtocol.rawValue) profile (protocol \"\(profile.tunnelProtocol.rawValue)\"): a profile runs only its own protocol's engine\(own.map { " (\($0.rawValue))" } ?? ""), or --engine command", .validationFailure)
+            throw fail("--engine \(value.rawValue) cannot run a \(profile.tunnelProtocol.rawValue) profile (protocol \"\(profile.tunnelProtocol.rawValue)\"): a profile runs only its own protocol's engine\(own.map { " (\($0.rawValue))" } ?? ""), or --engine command", .validationFailure)
         }
         return value
     }

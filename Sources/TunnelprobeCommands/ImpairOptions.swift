@@ -39,13 +39,13 @@ public struct ImpairOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Responses: back-to-back datagrams (default 1).", valueName: "n")) var downRateBurst: Int?
     @Option(help: ArgumentHelp("Queries: datagrams that may wait (default 100).", valueName: "n")) var upRateQueue: Int?
     @Option(help: ArgumentHelp("Responses: datagrams that may wait (default 100).", valueName: "n")) var downRateQueue: Int?
-    @Option(help: ArgumentHelp("Queries over --up-rate: drop (default) or refuse (answer REFUSED, as a public resolver's per-client limit does); with --up-rate-queue 0 the shaper polices.", valueName: "drop|refuse")) var upRateExcess: String?
+    @Option(help: ArgumentHelp("Queries over --up-rate: drop (default) or refuse (answer REFUSED, as a public resolver's per-client limit does); with --up-rate-queue 0 the shaper polices.", valueName: "drop|refuse")) var upRateExcess: DirectionConfig.RateExcess?
     @Option(name: .customLong("up-max-qname"), help: ArgumentHelp("Queries: drop QNAMEs longer than n characters.", valueName: "n")) var upMaxQName: Int?
     @Option(name: .customLong("down-max-qname"), help: ArgumentHelp("Responses: drop QNAMEs longer than n characters.", valueName: "n")) var downMaxQName: Int?
     @Option(help: ArgumentHelp("Queries: act on datagrams over n bytes.", valueName: "n")) var upMaxSize: Int?
     @Option(help: ArgumentHelp("Responses: act on datagrams over n bytes.", valueName: "n")) var downMaxSize: Int?
-    @Option(help: ArgumentHelp("Queries: what happens over --up-max-size (drop only).", valueName: "drop")) var upOversize: String?
-    @Option(help: ArgumentHelp("Responses: over --down-max-size, drop or truncate (question + TC).", valueName: "drop|truncate")) var downOversize: String?
+    @Option(help: ArgumentHelp("Queries: what happens over --up-max-size (drop only).", valueName: "drop")) var upOversize: DirectionConfig.Oversize?
+    @Option(help: ArgumentHelp("Responses: over --down-max-size, drop or truncate (question + TC).", valueName: "drop|truncate")) var downOversize: DirectionConfig.Oversize?
 
     @Option(help: ArgumentHelp("Answer queries SERVFAIL from the relay.", valueName: "p"))
     var servfail: Double?
@@ -120,12 +120,7 @@ public struct ImpairOptions: ParsableArguments {
         config.up = try direction(.up, loss: upLoss, ge: upGe, delay: upDelay, jitter: upJitter, reorder: upReorder,
                                   duplicate: upDuplicate, rate: upRate, burst: upRateBurst, queue: upRateQueue,
                                   maxQName: upMaxQName, maxSize: upMaxSize, oversize: upOversize)
-        if let upRateExcess {
-            guard let excess = DirectionConfig.RateExcess(rawValue: upRateExcess) else {
-                throw ImpairmentConfigError(.rateExcess, .up, "\"\(upRateExcess)\" is neither drop nor refuse")
-            }
-            config.up.rateExcess = excess
-        }
+        if let upRateExcess { config.up.rateExcess = upRateExcess }
         config.down = try direction(.down, loss: downLoss, ge: downGe, delay: downDelay, jitter: downJitter, reorder: downReorder,
                                     duplicate: downDuplicate, rate: downRate, burst: downRateBurst, queue: downRateQueue,
                                     maxQName: downMaxQName, maxSize: downMaxSize, oversize: downOversize)
@@ -135,7 +130,7 @@ public struct ImpairOptions: ParsableArguments {
 
     private func direction(_ d: Direction, loss: Double?, ge: String?, delay: Double?, jitter: Double?, reorder: String?,
                            duplicate: Double?, rate: Double?, burst: Int?, queue: Int?, maxQName: Int?, maxSize: Int?,
-                           oversize: String?) throws(ImpairmentConfigError) -> DirectionConfig {
+                           oversize: DirectionConfig.Oversize?) throws(ImpairmentConfigError) -> DirectionConfig {
         var c = DirectionConfig()
         if let loss { c.loss = .bernoulli(loss) }
         if let ge {
@@ -171,11 +166,8 @@ public struct ImpairOptions: ParsableArguments {
         c.maxQName = maxQName
         c.maxSize = maxSize
         if let oversize {
-            guard let o = DirectionConfig.Oversize(rawValue: oversize) else {
-                throw ImpairmentConfigError(.oversize, d, "\"\(oversize)\" is neither drop nor truncate")
-            }
             guard maxSize != nil else { throw ImpairmentConfigError(.oversize, d, "needs a size limit") }
-            c.oversize = o
+            c.oversize = oversize
         }
         return c
     }

@@ -77,7 +77,7 @@ extension LabCommand {
         var domain = "vpn.lab.test"
 
         @Option(help: "The resolver: unbound or knot (Knot Resolver, kresd; Debian knot-resolver).")
-        var resolverSoftware: String = "unbound"
+        var resolverSoftware: LabConfig.ResolverSoftware = .unbound
 
         @Option(help: "Largest UDP response the resolver sends the client (unbound max-udp-size, knot net.bufsize); larger answers get TC.")
         var resolverUDPLimit: Int?
@@ -131,9 +131,6 @@ extension LabCommand {
             if tunnelBehindResponder, tunnelDomain != nil {
                 throw ValidationError("--tunnel-behind-responder serves --domain; drop --tunnel-domain")
             }
-            guard LabConfig.ResolverSoftware(rawValue: resolverSoftware) != nil else {
-                throw ValidationError("--resolver-software must be unbound or knot")
-            }
             if let size = resolverUpstreamEdns, !LabConfig.upstreamEDNSRange.contains(size) {
                 throw ValidationError("--resolver-upstream-edns must be within \(LabConfig.upstreamEDNSRange.lowerBound)...\(LabConfig.upstreamEDNSRange.upperBound)")
             }
@@ -183,7 +180,7 @@ extension LabCommand {
                 stateRoot: lab.stateRoot,
                 impairCommand: impairCommand,
                 tunnelDomain: tunnelDomain,
-                resolverSoftware: LabConfig.ResolverSoftware(rawValue: resolverSoftware) == .knot ? .knot : nil,
+                resolverSoftware: resolverSoftware == .knot ? .knot : nil,
                 resolverUpstreamEDNS: resolverUpstreamEdns,
                 tunnelBehindResponder: tunnelBehindResponder,
                 resolverQueriesPerThread: resolverQueriesPerThread,

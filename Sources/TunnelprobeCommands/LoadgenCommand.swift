@@ -49,8 +49,7 @@ struct LoadgenCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let key: ProbeKey
-        do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
+        let key = try loadProbeKey(keyFile)
         guard let zone = try? DNSName(domain) else { throw fail("--domain \(domain) is not a domain name", .validationFailure) }
         guard let target = try? ResolverList.parse(entry: server).0.first else {
             throw fail("--server \(server) is not ip:port", .validationFailure)

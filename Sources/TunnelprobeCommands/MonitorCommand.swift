@@ -67,7 +67,7 @@ struct MonitorCommand: AsyncParsableCommand {
     var timeout: Double = 2
 
     @Option(help: "Engines whose resolver files are kept, comma-separated (default: the scan's).")
-    var engine: String?
+    var engine: EngineList?
 
     @Option(help: "Pairs checked at once.")
     var parallel: Int = 32
@@ -134,10 +134,9 @@ struct MonitorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let run = CommandRun(kind: "monitor", out: out)
-        let key: ProbeKey
-        do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
+        let key = try loadProbeKey(keyFile)
         let report = try RankCommand.loadScan(scan)
-        let engines = try RankCommand.engines(engine, report: report)
+        let engines = RankCommand.engines(engine, report: report)
         var targets: [MonitorTarget] = []
         func target(_ p: ScanPair, spare: Bool) -> MonitorTarget? {
             MonitorTarget(pair: p, spare: spare, fallbackAnswerBytes: report.settings.downloadBytes.min)

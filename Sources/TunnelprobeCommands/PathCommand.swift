@@ -110,8 +110,9 @@ struct PathCommand: AsyncParsableCommand {
         return (up, down)
     }
 
-    func run() async throws {
-        // Every check prints one line and exits 64 (flags) or 66 (files), before anything is sent.
+    /// The flags that shape the probes, checked: every problem is one line and exit 64, before
+    /// anything is sent.
+    func probeShape() throws -> (zone: DNSName, type: DNSType, up: Int, down: Int) {
         guard rate.isFinite, rate > 0, rate <= 100_000 else { throw fail("--rate must be in (0, 100000] probes per second", .validationFailure) }
         guard (count == nil) != (duration == nil) else { throw fail("give exactly one of --count and --duration", .validationFailure) }
         if let count, count < 1 || count > 10_000_000 { throw fail("--count must be 1...10000000", .validationFailure) }
@@ -135,6 +136,12 @@ struct PathCommand: AsyncParsableCommand {
         guard down >= 0, down <= min(maxDown, 65_535) else {
             throw fail("--size: response payload must be 0...\(min(maxDown, 65_535)) bytes in \(type)", .validationFailure)
         }
+        return (zone, type, up, down)
+    }
+
+    func run() async throws {
+        // Every check prints one line and exits 64 (flags) or 66 (files), before anything is sent.
+        let (zone, type, up, down) = try probeShape()
         // A path run streams to every resolver at --rate: a block gives at most 256 of them, and a
         // bad line stops the run rather than measuring fewer resolvers than the user listed.
         let list = try resolverOptions.list(cidrCap: 256, streams: true)
@@ -142,8 +149,7 @@ struct PathCommand: AsyncParsableCommand {
         guard !resolverOptions.isEmpty else { throw fail("give --resolver or --resolvers FILE", .validationFailure) }
         // An empty list is bad input, as for `scan` (exit 66, README "Exit codes").
         guard !list.resolvers.isEmpty else { throw fail("no usable resolver in the input", Exit.badInput) }
-        let key: ProbeKey
-        do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
+        let key = try loadProbeKey(keyFile)
 
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
         let perResolver = count ?? max(1, Int((rate * (duration ?? 0)).rounded()))
@@ -159,32 +165,11 @@ struct PathCommand: AsyncParsableCommand {
         if common.showsProgress {
             printErr("path: \(perResolver) probes to each of \(list.resolvers.count) resolver(s) at \(rate)/s ...")
         }
-        var liveCapture: LiveCapture?
-        if let capture {
-            let live = ProbeCapture.live(endpoints: list.resolvers, device: captureDevice, writeTo: capture)
-            do { try live.start() } catch {
-                throw fail("--capture: \(error)", error.code == .permissionDenied ? Exit.noPermission : Exit.environment)
-            }
-            liveCapture = live
-        }
+        let liveCapture = try startCapture(capture, device: captureDevice, endpoints: list.resolvers)
         let progress = common.showsProgress ? ElapsedLine("path", plannedSeconds: Double(perResolver) / rate + tmax) : nil
         var prober = Prober(engine: QueryEngine(seed: seed), key: key, timeout: .nanoseconds(Int64(tmax * 1e9)))
         let transports = try transportOptions.attach(to: &prober, list: list, seed: seed)
-        let task = Task { [prober, rate] () async throws -> ([PathStreamResult], [StreamPathResult]) in
-            async let udp: [PathStreamResult] = udpResolvers.isEmpty ? [] : PathSession.run(settings)
-            let streams = await withTaskGroup(of: (Int, StreamPathResult).self) { group in
-                for (i, target) in streamResolverTargets.enumerated() {
-                    group.addTask {
-                        (i, await StreamPath.run(prober: prober, target: target, zone: zone, rate: rate, count: perResolver,
-                                                 uploadCharacters: up, downloadBytes: down, type: type))
-                    }
-                }
-                var out: [(Int, StreamPathResult)] = []
-                for await r in group { out.append(r) }
-                return out.sorted { $0.0 < $1.0 }.map(\.1)
-            }
-            return (try await udp, streams)
-        }
+        let task = Task { [prober] in try await PathSession.run(settings, streams: streamResolverTargets, prober: prober) }
         let results: [PathStreamResult]
         let streamResults: [StreamPathResult]
         do { (results, streamResults) = try await run.measure(onSignal: { task.cancel() }) { try await task.value } } catch {
@@ -218,10 +203,29 @@ struct PathCommand: AsyncParsableCommand {
             results: results, analyses: analyses, udpReceiveBufferErrors: drops,
             streamResolvers: streamResults.isEmpty ? nil : streamResults)
         let directory = run.directory
+        try writeExports(results: results, analyses: analyses, settings: settings, runID: run.runID)
+        let absent = !run.interruption.happened && results.allSatisfy(\.responderAbsent) && streamResults.allSatisfy { $0.answered == 0 }
+        let json = try ReportWriter.json(document)
+        try run.finish(json: json, files: [("path.json", json), ("path.md", document.markdown())],
+                       summary: absent ? nil : document.summaryLines(directory: directory), common: common)
+        try run.exitStatus(failed: false)
+        guard absent else { return }
+        if streamResults.isEmpty, let unsent = results.first(where: { $0.sendError != nil }), results.allSatisfy({ $0.sendError != nil }) {
+            throw fail("cannot send to \(unsent.resolver): \(unsent.sendError ?? "")", Exit.environment)
+        }
+        if let failed = streamResults.first(where: { $0.lastConnectionFailure != nil }), let name = failed.lastConnectionFailure {
+            throw fail("no answer over \(failed.transport) from \(failed.resolver): connection failure \(name); report: \(directory)/path.md", Exit.environment)
+        }
+        let window = min(absentAfter, finished.timeIntervalSince(run.started))
+        throw fail("responder absent: no authenticated answer through any resolver in \(String(format: "%.1f", window)) s (is `tunnelprobe serve` running for \(zone) with the same key?); report: \(directory)/path.md", Exit.environment)
+    }
+
+    /// `--export-fates` and `--records`, when asked for; a file that cannot be written is one line and exit 69.
+    func writeExports(results: [PathStreamResult], analyses: [PathAnalysis], settings: PathSettings, runID: String) throws {
         do {
             if let exportFates {
-                let trace = PathExport.fates(results: results, analyses: analyses, domain: zone.description, runID: run.runID,
-                                             seed: seed, sharedClock: sharedClock)
+                let trace = PathExport.fates(results: results, analyses: analyses, domain: settings.zone.description, runID: runID,
+                                             seed: settings.seed, sharedClock: sharedClock)
                 // A fates file needs at least one packet with a known fate (docs/FATES.md, "Rules").
                 if trace.streams.isEmpty {
                     printErr("tunnelprobe: warning: no probe has a known fate; \(exportFates) not written")
@@ -237,21 +241,6 @@ struct PathCommand: AsyncParsableCommand {
             }
         } catch {
             throw fail("\(error)", Exit.environment)
-        }
-        let absent = !run.interruption.happened && results.allSatisfy(\.responderAbsent) && streamResults.allSatisfy { $0.answered == 0 }
-        let json = try ReportWriter.json(document)
-        try run.finish(json: json, files: [("path.json", json), ("path.md", document.markdown())],
-                       summary: absent ? nil : document.summaryLines(directory: directory), common: common)
-        try run.exitStatus(failed: false)
-        if absent, streamResults.isEmpty, let unsent = results.first(where: { $0.sendError != nil }), results.allSatisfy({ $0.sendError != nil }) {
-            throw fail("cannot send to \(unsent.resolver): \(unsent.sendError ?? "")", Exit.environment)
-        }
-        if absent, let failed = streamResults.first(where: { $0.lastConnectionFailure != nil }), let name = failed.lastConnectionFailure {
-            throw fail("no answer over \(failed.transport) from \(failed.resolver): connection failure \(name); report: \(directory)/path.md", Exit.environment)
-        }
-        if absent {
-            let window = min(absentAfter, finished.timeIntervalSince(run.started))
-            throw fail("responder absent: no authenticated answer through any resolver in \(String(format: "%.1f", window)) s (is `tunnelprobe serve` running for \(zone) with the same key?); report: \(directory)/path.md", Exit.environment)
         }
     }
 }

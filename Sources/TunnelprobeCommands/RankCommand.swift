@@ -49,13 +49,13 @@ struct RankCommand: AsyncParsableCommand {
     var keyFile: String
 
     @Option(help: "Engines to rank for, comma-separated (default: the scan's).")
-    var engine: String?
+    var engine: EngineList?
 
     @Option(help: "A goodput to plan for, e.g. 200kB/s, 50000B/s, 1.5MB/s (down unless --target-direction up).")
     var target: String?
 
     @Option(help: "Which direction --target is: down or up.")
-    var targetDirection: String = "down"
+    var targetDirection: TargetDirection = .down
 
     @Option(help: "First step's rate, queries per second.")
     var startRate: Double = CapacitySettings().startRate
@@ -123,7 +123,6 @@ struct RankCommand: AsyncParsableCommand {
     func validate() throws {
         _ = try settings()
         if let target { _ = try Self.parseRate(target) }
-        guard ["down", "up"].contains(targetDirection) else { throw ValidationError("--target-direction must be down or up") }
     }
 
     /// "200kB/s", "50000B/s", "1.5MB/s", "200k" (bytes per second, SI prefixes).
@@ -146,10 +145,9 @@ struct RankCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = try settings()
         let run = CommandRun(kind: "rank", out: out)
-        let key: ProbeKey
-        do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
+        let key = try loadProbeKey(keyFile)
         let report = try Self.loadScan(scan)
-        let engines = try Self.engines(engine, report: report)
+        let engines = Self.engines(engine, report: report)
         let pairs = RankTarget.measurable(report.pairs, only: only)
         guard !pairs.isEmpty else { throw fail("the scan has no accepted pair to measure", Exit.badInput) }
 
@@ -174,7 +172,7 @@ struct RankCommand: AsyncParsableCommand {
         let capacities = pairs.indices.compactMap { measured[$0] }
         let notMeasured = pairs.indices.filter { measured[$0] == nil }.map { pairs[$0].target.description }
         let scans = report.engines ?? EngineScan.all(engines, pairs: report.pairs)
-        let targetGoodput = try target.map { (direction: targetDirection, bytesPerSecond: try Self.parseRate($0)) }
+        let targetGoodput = try target.map { (direction: targetDirection.rawValue, bytesPerSecond: try Self.parseRate($0)) }
         let rankings = engines.compactMap { e in scans.first { $0.engine == e } }
             .map { EngineRanking.build($0, capacities: capacities, target: targetGoodput) }
         var info = run.info(seed: seed)
@@ -208,14 +206,8 @@ struct RankCommand: AsyncParsableCommand {
     }
 
     /// `--engine`, or the engines the scan named, or all.
-    static func engines(_ list: String?, report: ScanReport) throws -> [Engine] {
-        if let list {
-            let parsed = EngineCatalog.parse(list)
-            guard parsed.unknown.isEmpty, !parsed.engines.isEmpty else {
-                throw fail("--engine: unknown \(parsed.unknown.joined(separator: ", "))", .validationFailure)
-            }
-            return parsed.engines
-        }
+    static func engines(_ list: EngineList?, report: ScanReport) -> [Engine] {
+        if let list { return list.engines }
         return (report.settings.engines ?? []).compactMap(Engine.init(name:)).nonEmpty ?? Engine.allCases
     }
 
@@ -229,6 +221,11 @@ struct RankCommand: AsyncParsableCommand {
         }
         return lines.joined(separator: "\n") + "\nreport: \(directory)/rank.md"
     }
+}
+
+/// `rank --target-direction`: which direction `--target` is.
+enum TargetDirection: String, CaseIterable, ExpressibleByArgument {
+    case down, up
 }
 
 extension Array {

@@ -36,7 +36,7 @@ struct ResilienceCommand: AsyncParsableCommand {
     var cycles: Int = 0
 
     @Option(help: "Scenarios, comma-separated: uplink-down, address-change, resolver-outage, engine-restart (default all; none with --scenarios none).")
-    var scenarios: String?
+    var scenarios: ChoiceList<DisruptionKind>?
 
     @Option(help: "Outage lengths in seconds for uplink-down and resolver-outage, comma-separated.")
     var outage: String = "1,5"
@@ -75,20 +75,7 @@ struct ResilienceCommand: AsyncParsableCommand {
                                                     seed: seed ?? UInt64.random(in: 0...UInt64.max))
         guard (0...100).contains(cycles) else { throw fail("--cycles must be in 0...100", .validationFailure) }
         configuration.cycles = cycles
-        if scenarios == "none" {
-            configuration.disruptions = []
-        } else if let scenarios {
-            var kinds: [DisruptionKind] = []
-            for name in scenarios.split(separator: ",") {
-                guard let kind = DisruptionKind(rawValue: String(name)) else {
-                    throw fail("--scenarios \(name): use uplink-down, address-change, resolver-outage, engine-restart or none", .validationFailure)
-                }
-                kinds.append(kind)
-            }
-            configuration.disruptions = kinds
-        } else {
-            configuration.disruptions = DisruptionKind.allCases
-        }
+        configuration.disruptions = scenarios?.values ?? DisruptionKind.allCases
         var outages: [Duration] = []
         for text in outage.split(separator: ",") {
             guard let value = Double(text), value > 0, value <= 600 else { throw fail("--outage \(text): seconds in (0, 600]", .validationFailure) }

@@ -66,49 +66,30 @@ struct ScanCommand: AsyncParsableCommand {
     var keyFile: String?
 
     @Option(help: "What answers the probes: tunnelprobe (`tunnelprobe serve`, authenticated answers) or masterdnsvpn (your own MasterDnsVPN server, Go edition, answering its own MTU-test requests: nothing to deploy, but its answers carry no MAC).")
-    var server: String = "tunnelprobe"
+    var server: ScanServer = .tunnelprobe
 
     @Option(help: "With --server masterdnsvpn: the server's key file (encrypt_key.txt, or a file holding the client's ENCRYPTION_KEY).")
     var serverKeyFile: String?
 
     @Option(help: "With --server masterdnsvpn: the server's DATA_ENCRYPTION_METHOD, 0-5 or none, xor, chacha20, aes-128-gcm, aes-192-gcm, aes-256-gcm.")
-    var encryptionMethod: String = "1"
+    var encryptionMethod: EncryptionMethod = .xor
 
     @Flag(help: "With --server masterdnsvpn: ask for base64 TXT answers, as a client with BASE_ENCODE_DATA = true does (the download MTU differs).")
     var baseEncodeData = false
 
     @Option(help: "Upload label encoding: base32, base36, base64url, base128.")
-    var encoding: String = "base32"
-
-    @Option(help: "Engines to give figures for, comma-separated: masterdnsvpn (the Go edition), masterdnsvpn-python, dnstt, slipstream, iodine, or all.")
-    var engine: String = "all"
+    var encoding: LabelEncoding = .base32
 
     @Option(help: "Record types for download probes, comma-separated: TXT, NULL, CNAME, MX, SRV, A, AAAA (default: the types the engines answer with, TXT and for iodine NULL). The first is the pair's `download`.")
-    var recordType: String?
+    var recordType: RecordTypeList?
 
-    @Option(help: "Seconds to wait for each answer.")
-    var timeout: Double = 2.0
-
-    @Option(help: "Tries per size when a probe times out or gets SERVFAIL.")
-    var attempts: Int = 2
+    @OptionGroup var mtuScan: MTUScanOptions
 
     @Option(help: "Pairs scanned at once.")
     var concurrency: Int = 256
 
-    @Option(help: "Queries per second sent to any one resolver (0 = no pacing).")
-    var perResolverQps: Double = 100
-
-    @Flag(help: "Send up to --concurrency queries at once whatever is lost, without the scan-wide congestion window (AIMD on the queries in flight: it halves when answers that should come are lost, so the scan's own load is never read as a size limit).")
-    var noCongestionControl = false
-
-    @Option(help: "Confirmation probes per direction at the chosen sizes.")
-    var confirm: Int = 3
-
-    @Option(help: "Largest confirmation loss ratio (0-1) of a pair the exports and the synced MTU take; above it the pair is flagged and left out (default 0.2: with 3 confirmation probes per direction one lost probe passes, two do not).")
-    var maxLoss: Double = ScanConfiguration.defaultMaxLoss
-
     @Option(help: "What download probes ask of the responder: server (as `serve --edns` is set), honor (truncate at the EDNS size the resolver advertises upstream, as authoritative servers and dnstt do) or ignore (answer whole, as MasterDnsVPN's server does).")
-    var edns: String = "server"
+    var edns: ProbeMeta.EDNSRequest = .server
 
     @Option(help: "Stop once this many pairs are accepted.")
     var minValid: Int?
@@ -147,45 +128,30 @@ struct ScanCommand: AsyncParsableCommand {
     func validate() throws {
         guard !domains.isEmpty else { throw ValidationError("give at least one --domain") }
         switch server {
-        case "tunnelprobe":
+        case .tunnelprobe:
             guard keyFile != nil else { throw ValidationError("give --key-file (the key `tunnelprobe serve` uses)") }
             guard serverKeyFile == nil, !baseEncodeData else {
                 throw ValidationError("--server-key-file and --base-encode-data go with --server masterdnsvpn")
             }
-        case "masterdnsvpn":
+        case .masterdnsvpn:
             guard serverKeyFile != nil else { throw ValidationError("--server masterdnsvpn needs --server-key-file (the server's encrypt_key.txt)") }
-            guard Self.encryptionMethodNumber(encryptionMethod) != nil else {
-                throw ValidationError("--encryption-method must be 0-5 or one of \(MasterDnsVPNMTUProbe.methodNames.joined(separator: ", "))")
-            }
-            guard recordType == nil || recordType?.uppercased() == "TXT" else {
+            guard recordType == nil || recordType?.types == [.txt] else {
                 throw ValidationError("--server masterdnsvpn answers in TXT only; leave --record-type out")
             }
-            guard edns == "server" else { throw ValidationError("--edns asks `tunnelprobe serve`; MasterDnsVPN's server answers whole whatever the resolver advertises") }
-            guard encoding == "base32" else { throw ValidationError("--encoding is tunnelprobe's; MasterDnsVPN's requests are in its own base 36") }
+            guard edns == .server else { throw ValidationError("--edns asks `tunnelprobe serve`; MasterDnsVPN's server answers whole whatever the resolver advertises") }
+            guard encoding == .base32 else { throw ValidationError("--encoding is tunnelprobe's; MasterDnsVPN's requests are in its own base 36") }
             guard uploadMaxChars == nil else { throw ValidationError("--upload-max-chars is tunnelprobe's; the engine's upload search runs from 10 to what the name holds") }
-            let named = engine.trimmingCharacters(in: .whitespaces).lowercased()
-            guard named == "all" || EngineCatalog.parse(engine).engines == [.masterDnsVPNGo] else {
+            guard mtuScan.engine == .all || mtuScan.engines == [.masterDnsVPNGo] else {
                 throw ValidationError("--server masterdnsvpn measures in MasterDnsVPN's (Go edition) own units; --engine must be masterdnsvpn")
             }
-        case "dnstt":
+        case .dnstt:
             // docs/ENGINES.md "Probing dnstt-server without its private key".
             throw ValidationError("--server dnstt: dnstt's server fills answers only for a Noise session, so what a resolver passes cannot be probed in its protocol; run `serve --forward` in front of it, or `scan --e2e --e2e-engine dnstt`")
-        default:
-            throw ValidationError("--server must be tunnelprobe or masterdnsvpn")
         }
         guard !resolverOptions.isEmpty else {
             throw ValidationError("give --resolver or --resolvers FILE")
         }
-        guard LabelEncoding(rawValue: encoding) != nil else {
-            throw ValidationError("--encoding must be one of base32, base36, base64url, base128")
-        }
-        _ = try engines()
-        _ = try recordTypes()
-        guard timeout > 0, timeout <= 60 else { throw ValidationError("--timeout must be in (0, 60] seconds") }
-        guard (1...10).contains(attempts) else { throw ValidationError("--attempts must be 1...10") }
         guard (1...10_000).contains(concurrency) else { throw ValidationError("--concurrency must be 1...10000") }
-        guard perResolverQps >= 0 else { throw ValidationError("--per-resolver-qps must be 0 or more") }
-        guard (0...100).contains(confirm) else { throw ValidationError("--confirm must be 0...100") }
         guard 1 <= downloadMin, downloadMin <= downloadMax, downloadMax <= 65_000 else {
             throw ValidationError("--download-min and --download-max must satisfy 1 <= min <= max <= 65000")
         }
@@ -193,8 +159,6 @@ struct ScanCommand: AsyncParsableCommand {
         if let u = uploadMaxChars, u < ProbeMeta.characterCount {
             throw ValidationError("--upload-max-chars must be at least \(ProbeMeta.characterCount) (the probe's meta block)")
         }
-        guard Self.ednsRequests[edns] != nil else { throw ValidationError("--edns must be server, honor or ignore") }
-        guard (0...1).contains(maxLoss) else { throw ValidationError("--max-loss must be in 0...1") }
     }
 
     func run() async throws {
@@ -203,17 +167,14 @@ struct ScanCommand: AsyncParsableCommand {
         let key: ProbeKey
         let serverProbe = try masterDnsVPNProbe()
         if let keyFile {
-            do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
+            key = try loadProbeKey(keyFile)
         } else {
             // Against a MasterDnsVPN server no probe of tunnelprobe's own is answered; the reachability
             // query needs no key. A throwaway one keeps the prober whole.
             var g = SystemRandomNumberGenerator()
             key = try ProbeKey(bytes: (0..<32).map { _ in UInt8.random(in: 0...255, using: &g) })
         }
-        var zones: [DNSName] = []
-        for d in domains {
-            do { zones.append(try DNSName(d)) } catch { throw fail("--domain \(d): \(error)", .validationFailure) }
-        }
+        let zones = try domainNames(domains)
         let list = try resolverOptions.list(cidrCap: cidrCap, streams: true)
         for issue in list.issues { logger.warning("\(issue)") }
         guard !list.resolvers.isEmpty else { throw fail("no usable resolver in the input", Exit.badInput) }
@@ -221,35 +182,24 @@ struct ScanCommand: AsyncParsableCommand {
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
         let endToEndConfiguration = try await endToEnd.configuration(seed: seed)
         var configuration = ScanConfiguration(resolvers: list.resolvers, domains: zones)
-        configuration.encoding = LabelEncoding(rawValue: encoding)!
-        let chosenEngines = serverProbe == nil ? try engines() : [.masterDnsVPNGo]
-        configuration.recordTypes = serverProbe == nil ? try recordTypes() : [.txt]
-        configuration.timeout = .milliseconds(Int64(timeout * 1000))
-        configuration.attempts = attempts
-        configuration.concurrency = concurrency
-        configuration.perResolverQPS = perResolverQps
-        configuration.confirmProbes = confirm
+        configuration.encoding = encoding
+        let chosenEngines = serverProbe == nil ? mtuScan.engines : [.masterDnsVPNGo]
+        configuration.recordTypes = serverProbe == nil ? recordTypes : [.txt]
+        mtuScan.apply(to: &configuration, concurrency: concurrency, seed: seed)
         configuration.minValid = minValid
         configuration.uploadCharacters = ProbeMeta.characterCount...(uploadMaxChars ?? QNameCapacity.maxNameCharacters)
         configuration.downloadBytes = downloadMin...downloadMax
-        configuration.seed = seed
-        configuration.maxLoss = maxLoss
-        configuration.congestionControl = !noCongestionControl
 
         let engine = QueryEngine(seed: seed)
         var prober = Prober(engine: engine, key: key, encoding: configuration.encoding, timeout: configuration.timeout,
-                            pacer: perResolverQps > 0 ? Pacer(queriesPerSecond: perResolverQps) : nil)
-        prober.ednsRequest = Self.ednsRequests[edns] ?? .server
+                            pacer: mtuScan.pacer)
+        prober.ednsRequest = edns
         let transports = try transportOptions.attach(to: &prober, list: list, seed: seed)
         let scanner = Scanner(configuration: configuration, prober: prober, masterDnsVPN: serverProbe)
-        var liveCapture: LiveCapture?
-        if let capture {
-            let live = ProbeCapture.live(endpoints: list.resolvers, device: captureDevice, writeTo: capture)
-            do { try live.start() } catch {
-                await engine.shutdown()
-                throw fail("--capture: \(error)", error.code == .permissionDenied ? Exit.noPermission : Exit.environment)
-            }
-            liveCapture = live
+        let liveCapture: LiveCapture?
+        do { liveCapture = try startCapture(capture, device: captureDevice, endpoints: list.resolvers) } catch {
+            await engine.shutdown()
+            throw error
         }
         let progress = common.showsProgress ? ProgressLine() : nil
         var report: (@Sendable (ScanProgress) -> Void)?
@@ -270,7 +220,7 @@ struct ScanCommand: AsyncParsableCommand {
         var document = ScanReport.build(run: info, configuration: configuration, list: list, result: result,
                                         duration: Date().timeIntervalSince(run.started), engines: chosenEngines,
                                         models: serverProbe.map { [Self.model(of: $0)] })
-        document.settings.edns = edns
+        document.settings.edns = edns.name
         if let serverProbe {
             document.settings.encoding = "lowerbase36"
             document.server = ScanServerProbing(
@@ -293,47 +243,14 @@ struct ScanCommand: AsyncParsableCommand {
 }
 
 extension ScanCommand {
-    /// The engines `--engine` names, in order (`all`: every model).
-    func engines() throws -> [Engine] {
-        if engine.trimmingCharacters(in: .whitespaces).lowercased() == "all" { return Engine.allCases }
-        let parsed = EngineCatalog.parse(engine)
-        guard parsed.unknown.isEmpty, !parsed.engines.isEmpty else {
-            throw ValidationError("--engine: unknown \(parsed.unknown.joined(separator: ", ")); use masterdnsvpn, masterdnsvpn-python, dnstt, slipstream, iodine or all")
-        }
-        return parsed.engines
-    }
-
     /// `--record-type`, or the record types the engines answer with (TXT first).
-    func recordTypes() throws -> [DNSType] {
-        guard let recordType else {
-            let wanted = Set(try engines().map { EngineCatalog.model(for: $0).downloadRecordType.rawValue })
-            let ordered = ["TXT"] + wanted.subtracting(["TXT"]).sorted()
-            return ordered.compactMap { DNSType(name: $0) }.filter { DownloadLayout.supportedTypes.contains($0) }
-        }
-        var types: [DNSType] = []
-        for name in recordType.split(separator: ",") {
-            guard let t = DNSType(name: name.trimmingCharacters(in: .whitespaces)), DownloadLayout.supportedTypes.contains(t) else {
-                throw ValidationError("--record-type \(name): must be one of TXT, NULL, CNAME, MX, SRV, A, AAAA")
-            }
-            if !types.contains(t) { types.append(t) }
-        }
-        guard !types.isEmpty else { throw ValidationError("--record-type: give at least one type") }
-        return types
-    }
-
-    static let ednsRequests: [String: ProbeMeta.EDNSRequest] = ["server": .server, "honor": .honor, "ignore": .ignore]
-
-    /// `--encryption-method`: a number 0-5 or its name.
-    static func encryptionMethodNumber(_ text: String) -> Int? {
-        let t = text.trimmingCharacters(in: .whitespaces).lowercased()
-        if let n = Int(t), (0...5).contains(n) { return n }
-        return MasterDnsVPNMTUProbe.methodNames.firstIndex(of: t)
-    }
+    var recordTypes: [DNSType] { recordType?.types ?? ScanConfiguration.recordTypes(answering: mtuScan.engines) }
 
     /// The request builder for `--server masterdnsvpn`, nil for a scan of `serve`; a key file that
     /// cannot be read or is empty is one line and exit 66.
     func masterDnsVPNProbe() throws -> MasterDnsVPNMTUProbe? {
-        guard server == "masterdnsvpn", let serverKeyFile, let method = Self.encryptionMethodNumber(encryptionMethod) else { return nil }
+        guard server == .masterdnsvpn, let serverKeyFile else { return nil }
+        let method = encryptionMethod.rawValue
         let text: String
         do { text = try String(contentsOfFile: serverKeyFile, encoding: .utf8) } catch {
             throw fail("--server-key-file \(serverKeyFile): cannot read it (\(error.localizedDescription))", Exit.badInput)
@@ -393,4 +310,28 @@ final class ProgressLine: @unchecked Sendable {
     }
 
     func finish() { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+}
+
+/// `scan --server`: what answers the probes. `dnstt` is a value so that it is refused with the reason
+/// (its server answers only inside a Noise session), not as an unknown word.
+enum ScanServer: String, CaseIterable, ExpressibleByArgument {
+    case tunnelprobe, masterdnsvpn, dnstt
+}
+
+/// `--record-type TXT,NULL,...`: record types a download probe can ask for (`DownloadLayout`), in
+/// the order given, each once; the first is the pair's `download`.
+struct RecordTypeList: ExpressibleByArgument {
+    let types: [DNSType]
+
+    init?(argument: String) {
+        var types: [DNSType] = []
+        for name in argument.split(separator: ",") {
+            guard let t = DNSType(name: name.trimmingCharacters(in: .whitespaces)), DownloadLayout.supportedTypes.contains(t) else { return nil }
+            if !types.contains(t) { types.append(t) }
+        }
+        guard !types.isEmpty else { return nil }
+        self.types = types
+    }
+
+    static var allValueStrings: [String] { ["TXT", "NULL", "CNAME", "MX", "SRV", "A", "AAAA"] }
 }

@@ -61,7 +61,7 @@ struct ServeCommand: AsyncParsableCommand {
     var threads: Int = 1
 
     @Option(help: "honor: truncate UDP answers at the resolver's advertised EDNS size (default, as authoritative servers do); ignore: answer probes whole (as MasterDnsVPN's server does).")
-    var edns: String = "honor"
+    var edns: ProbeResponder.EDNSMode = .honor
 
     @Option(help: "TCP connections open at once over all listen addresses (RFC 7766 6.2.2).")
     var tcpMaxConnections: Int = TCPLimits.standard.maxConnections
@@ -87,7 +87,6 @@ struct ServeCommand: AsyncParsableCommand {
         try validateForwarding()
         guard rateLimit >= 0 else { throw ValidationError("--rate-limit must be 0 or more") }
         guard (1...64).contains(threads) else { throw ValidationError("--threads must be 1...64") }
-        guard ProbeResponder.EDNSMode(rawValue: edns) != nil else { throw ValidationError("--edns must be honor or ignore") }
         guard (1...1_000_000).contains(tcpMaxConnections) else { throw ValidationError("--tcp-max-connections must be 1...1000000") }
         guard tcpIdleTimeout > 0, tcpIdleTimeout <= 3600 else { throw ValidationError("--tcp-idle-timeout must be in (0, 3600] seconds") }
         guard tcpReadTimeout > 0, tcpReadTimeout <= 3600 else { throw ValidationError("--tcp-read-timeout must be in (0, 3600] seconds") }
@@ -97,8 +96,7 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = common.logger("tunnelprobe.serve")
         let zone: DNSName
         do { zone = try DNSName(domain) } catch { throw fail("--domain \(domain): \(error)", .validationFailure) }
-        let key: ProbeKey
-        do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
+        let key = try loadProbeKey(keyFile)
         var addresses: [SocketAddress] = []
         for entry in listen {
             guard let parsed = try? Endpoint(parsing: entry, defaultPort: 53),
@@ -114,7 +112,7 @@ struct ServeCommand: AsyncParsableCommand {
         let responder = ProbeResponder(configuration: .init(zone: zone, key: key,
                                                             nameServers: ns.map { [($0, glue)] } ?? [],
                                                             leakZone: LeakZone(),
-                                                            ednsMode: ProbeResponder.EDNSMode(rawValue: edns) ?? .honor))
+                                                            ednsMode: edns))
         let limits = TCPLimits(maxConnections: tcpMaxConnections,
                                idleTimeout: .milliseconds(Int64(tcpIdleTimeout * 1000)),
                                readTimeout: .milliseconds(Int64(tcpReadTimeout * 1000)))
@@ -130,7 +128,7 @@ struct ServeCommand: AsyncParsableCommand {
             await server.stop()
             throw fail("cannot listen on \(listen.joined(separator: ", ")): \(error)", Exit.forSystemFailure(error))
         }
-        logger.notice("serving \(zone) on \(listen.joined(separator: ", ")) (UDP and TCP, --edns \(edns))")
+        logger.notice("serving \(zone) on \(listen.joined(separator: ", ")) (UDP and TCP, --edns \(edns.rawValue))")
         let shutdown = ServeShutdown(grace: .seconds(5)) { await server.stop() }
         let trap = SignalTrap { shutdown.signal($0) }
         defer { trap.release() }

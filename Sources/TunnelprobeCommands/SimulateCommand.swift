@@ -1,9 +1,7 @@
 import Base
-import OSLayer
 import EngineModels
 import Fates
 import ArgumentParser
-import Crypto
 import FEC
 import Foundation
 import TraceAnalysis
@@ -46,7 +44,7 @@ struct SimulateCommand: ParsableCommand {
     var flushTimeout: Double?
 
     @Option(help: "Direction that carries the data and its FEC: download, upload or both.")
-    var direction: String = "download"
+    var direction: SimulationRequest.Direction = .download
 
     @Option(help: "Traffic: bulk, bulk:rate=R, cbr:rate=R[,size=B], interactive:burst=N,gap=MS[,size=B].")
     var traffic: String = "bulk"
@@ -70,7 +68,7 @@ struct SimulateCommand: ParsableCommand {
     var headerBytes: Int?
 
     @Option(help: "Size symbols and headers as this engine's data frames, the units its FEC groups: masterdnsvpn (Go) or masterdnsvpn-python. Needs --mtu.")
-    var engine: String?
+    var engine: Engine?
 
     @Option(help: "With --engine: the engine's MTU in the data direction, as `scan` gives it (MAX_DOWNLOAD_MTU for download, MAX_UPLOAD_MTU for upload).")
     var mtu: Int?
@@ -134,127 +132,62 @@ struct SimulateCommand: ParsableCommand {
 
     /// Every flag checked, every file read; any problem is one error line and exit 66.
     func buildRequest() throws -> SimulationRequest {
-        let source: SimulationRequest.Source
-        let inputs = [fates, pcap, model].compactMap { $0 }.count
-        guard inputs <= 1 else { throw fail("give one of --fates, --pcap and --model", Exit.badInput) }
-        if let pcap { return try finishRequest(SimulationRequest(source: fatesFromCapture(pcap))) }
-        switch (fates, model) {
-        case (nil, nil): throw fail("give --fates FILE, --pcap FILE or --model SPEC", Exit.badInput)
-        case (.some, .some): throw fail("give either --fates or --model, not both", Exit.badInput)
-        case let (.some(file), nil):
-            guard let bytes = SystemCall.readFile(file, limit: JSONLimits.fates.maxBytes + 1) else {
-                throw fail("\(file): cannot read", Exit.badInput)
-            }
-            let data = Data(bytes)
-            let trace: FateTrace
-            do { trace = try FateTrace.decode(data, path: file) } catch { throw fail("\(error)", Exit.badInput) }
-            let hash = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
-            source = .fates(trace, file: file, sha256: hash)
-        case let (nil, .some(spec)):
-            do { source = .model(try LossModel.parse(spec)) } catch { throw fail("--model \(spec): \(error)", Exit.badInput) }
-        }
-        return try finishRequest(SimulationRequest(source: source))
-    }
-
-    /// `--pcap`: the capture through the trace analysis (docs/TRACE.md), its round-trip fates simulated.
-    func fatesFromCapture(_ path: String) throws -> SimulationRequest.Source {
-        var options = TraceOptions()
-        options.tmaxNanos = Int64(pcapTmax * 1e9)
-        options.recordFates = true
-        var analyzer = TraceAnalyzer(options: options)
-        let file: TraceFile
-        do { file = try analyzer.read(path: path, stop: { false }) } catch { throw fail("\(error)", Exit.badInput) }
-        if let reason = file.error {
-            throw fail("\(path): \(reason)" + (file.errorOffset.map { " (at byte offset \($0))" } ?? ""), Exit.badInput)
-        }
-        analyzer.finish()
-        let data = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
-        let hash = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
-        let trace = analyzer.fateTrace(source: .init(kind: "trace", description: "trace of \(path), Tmax \(pcapTmax) s",
-                                                     file: path, sha256: hash))
-        guard !trace.streams.isEmpty else { throw fail("\(path): no DNS queries in the capture, nothing to simulate", Exit.badInput) }
-        do { try trace.validate(path: path) } catch { throw fail("\(error)", Exit.badInput) }
-        return .fates(trace, file: path, sha256: hash)
-    }
-
-    /// `--engine E --mtu N`: the engine model's data frame in the data direction (upload frames when
-    /// only upload carries data), and a line saying so for the report.
-    func engineFrame(direction: SimulationRequest.Direction) throws -> (frame: DataFrame, source: String)? {
-        guard let engine else {
-            if mtu != nil { throw fail("--mtu goes with --engine", Exit.badInput) }
-            return nil
-        }
-        guard let e = Engine(name: engine) else {
-            throw fail("--engine \(engine): use masterdnsvpn or masterdnsvpn-python", Exit.badInput)
-        }
-        guard let mtu, mtu > 0 else { throw fail("--engine needs --mtu (the engine's MTU in the data direction)", Exit.badInput) }
-        let upload = direction == .upload
-        guard let frame = EngineCatalog.model(for: e).dataFrame(mtu: mtu, upload: upload) else {
-            throw fail("--engine \(engine): the \(e.displayName) model has no frame layout; give --symbol-size and --header-bytes", Exit.badInput)
-        }
-        let which = upload ? "upload" : "download"
-        return (frame, "\(e.rawValue) \(which) frames at MTU \(mtu): \(frame.payload) B payload + \(frame.header) B header")
-    }
-
-    /// The flags every input shares.
-    func finishRequest(_ base: SimulationRequest) throws -> SimulationRequest {
-        var request = base
+        var request = SimulationRequest(source: try source())
         if let flushTimeout, !(flushTimeout > 0 && flushTimeout <= 60_000) {
             throw fail("--flush-timeout must be in (0, 60000] ms", Exit.badInput)
         }
         do { request.levels = try FECLevel.parseList(levels, flushTimeoutMs: flushTimeout) } catch {
             throw fail("--levels: \(error)", Exit.badInput)
         }
-        guard let d = SimulationRequest.Direction(rawValue: direction) else {
-            throw fail("--direction must be download, upload or both", Exit.badInput)
-        }
-        request.direction = d
+        request.direction = direction
         do { request.traffic = try TrafficPattern.parse(traffic) } catch { throw fail("--traffic \(traffic): \(error)", Exit.badInput) }
         request.resolver = resolver
-        if let opportunities, !(1...1_000_000_000).contains(opportunities) {
-            throw fail("--opportunities must be 1...1000000000", Exit.badInput)
-        }
         request.opportunities = opportunities
-        guard (1...1000).contains(runs) else { throw fail("--runs must be 1...1000", Exit.badInput) }
         request.runs = runs
         request.seed = seed ?? UInt64.random(in: 0...UInt64.max)
-        var symbolSize = symbolSize ?? 512
-        var headerBytes = headerBytes ?? 14
-        if let frame = try engineFrame(direction: d) {
-            guard self.symbolSize == nil, self.headerBytes == nil else {
+        request.symbolSize = symbolSize ?? 512
+        request.headerBytes = headerBytes ?? 14
+        if let frame = try engineFrame(direction: direction) {
+            guard symbolSize == nil, headerBytes == nil else {
                 throw fail("--engine sets the symbol size and header bytes: drop --symbol-size and --header-bytes", Exit.badInput)
             }
-            symbolSize = frame.frame.payload
-            headerBytes = frame.frame.header
+            request.symbolSize = frame.frame.payload
+            request.headerBytes = frame.frame.header
             request.frameSource = frame.source
         }
-        guard (1...ReedSolomon.maxSymbolSize).contains(symbolSize) else {
-            throw fail("--symbol-size must be 1...\(ReedSolomon.maxSymbolSize)", Exit.badInput)
-        }
-        request.symbolSize = symbolSize
-        guard (0...1000).contains(headerBytes), (0...100).contains(feedbackEntryBytes) else {
-            throw fail("--header-bytes must be 0...1000 and --feedback-entry-bytes 0...100", Exit.badInput)
-        }
-        request.headerBytes = headerBytes
         request.feedbackEntryBytes = feedbackEntryBytes
-        if let overheadBudget {
-            guard overheadBudget >= 1, overheadBudget.isFinite else { throw fail("--overhead-budget must be 1 or more", Exit.badInput) }
-        }
         request.overheadBudget = overheadBudget
-        guard (0...1_000_000).contains(verifyGroups) else { throw fail("--verify-groups must be 0...1000000", Exit.badInput) }
         request.verifyGroups = verifyGroups
+        request.arq = arq
+        do { try request.validate() } catch { throw fail(Self.line(for: error), Exit.badInput) }
+        return request
+    }
+
+    /// `--fates`, `--pcap` (the capture through the trace analysis, docs/TRACE.md) or `--model`.
+    func source() throws -> SimulationRequest.Source {
+        switch (fates, pcap, model) {
+        case (nil, nil, nil):
+            throw fail("give --fates FILE, --pcap FILE or --model SPEC", Exit.badInput)
+        case let (file?, nil, nil):
+            do { return .fates(try FateTrace.load(path: file), file: file, sha256: FileDigest.sha256(path: file) ?? "") } catch {
+                throw fail("\(error)", Exit.badInput)
+            }
+        case let (nil, capture?, nil):
+            let hash = FileDigest.sha256(path: capture)
+            do { return .fates(try FateTrace(capture: capture, tmaxSeconds: pcapTmax, sha256: hash), file: capture, sha256: hash ?? "") } catch {
+                throw fail("\(error)", Exit.badInput)
+            }
+        case let (nil, nil, spec?):
+            do { return .model(try LossModel.parse(spec)) } catch { throw fail("--model \(spec): \(error)", Exit.badInput) }
+        default:
+            throw fail("give one of --fates, --pcap and --model", Exit.badInput)
+        }
+    }
+
+    /// The ARQ flags.
+    var arq: ARQConfiguration {
         var arq = ARQConfiguration()
         arq.enabled = !noArq
-        guard (1...65_536).contains(window) else { throw fail("--window must be 1...65536", Exit.badInput) }
-        guard (0...100_000).contains(retries) else { throw fail("--retries must be 0...100000", Exit.badInput) }
-        guard rtoMin > 0, rtoMin <= rtoMax, rtoMax <= 3_600_000, rtoInitial > 0, rtoInitial.isFinite else {
-            throw fail("RTO must satisfy 0 < --rto-min <= --rto-max <= 3600000 ms and --rto-initial > 0", Exit.badInput)
-        }
-        guard rtoBackoff >= 1, rtoBackoff <= 16 else { throw fail("--rto-backoff must be 1...16", Exit.badInput) }
-        guard nackDelay >= 0, nackRepeat > 0, ackInterval >= 0, nackDelay.isFinite, nackRepeat.isFinite, ackInterval.isFinite else {
-            throw fail("--nack-delay and --ack-interval must be >= 0 ms, --nack-repeat > 0 ms", Exit.badInput)
-        }
-        guard (0...65_536).contains(nackMaxGap) else { throw fail("--nack-max-gap must be 0...65536", Exit.badInput) }
         arq.window = window
         arq.retryLimit = retries
         arq.initialRTOMs = rtoInitial
@@ -265,7 +198,40 @@ struct SimulateCommand: ParsableCommand {
         arq.nackRepeatMs = nackRepeat
         arq.nackMaxGap = nackMaxGap
         arq.ackIntervalMs = ackInterval
-        request.arq = arq
-        return request
+        return arq
+    }
+
+    /// The line for a setting the simulator refuses, under the flag that set it.
+    static func line(for error: SimulationRequestError) -> String {
+        switch error.setting {
+        case .opportunities: "--opportunities must be \(error.allowed)"
+        case .runs: "--runs must be \(error.allowed)"
+        case .symbolSize: "--symbol-size must be \(error.allowed)"
+        case .headerBytes, .feedbackEntryBytes: "--header-bytes must be 0...1000 and --feedback-entry-bytes 0...100"
+        case .overheadBudget: "--overhead-budget must be \(error.allowed)"
+        case .verifyGroups: "--verify-groups must be \(error.allowed)"
+        case .window: "--window must be \(error.allowed)"
+        case .retryLimit: "--retries must be \(error.allowed)"
+        case .rto: "RTO must satisfy 0 < --rto-min <= --rto-max <= 3600000 ms and --rto-initial > 0"
+        case .backoffFactor: "--rto-backoff must be \(error.allowed)"
+        case .feedbackTiming: "--nack-delay and --ack-interval must be >= 0 ms, --nack-repeat > 0 ms"
+        case .nackMaxGap: "--nack-max-gap must be \(error.allowed)"
+        }
+    }
+
+    /// `--engine E --mtu N`: the engine model's data frame in the data direction (upload frames when
+    /// only upload carries data), and a line saying so for the report.
+    func engineFrame(direction: SimulationRequest.Direction) throws -> (frame: DataFrame, source: String)? {
+        guard let engine else {
+            if mtu != nil { throw fail("--mtu goes with --engine", Exit.badInput) }
+            return nil
+        }
+        guard let mtu, mtu > 0 else { throw fail("--engine needs --mtu (the engine's MTU in the data direction)", Exit.badInput) }
+        let upload = direction == .upload
+        guard let frame = EngineCatalog.model(for: engine).dataFrame(mtu: mtu, upload: upload) else {
+            throw fail("--engine \(engine.rawValue): the \(engine.displayName) model has no frame layout; give --symbol-size and --header-bytes", Exit.badInput)
+        }
+        let which = upload ? "upload" : "download"
+        return (frame, "\(engine.rawValue) \(which) frames at MTU \(mtu): \(frame.payload) B payload + \(frame.header) B header")
     }
 }

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Base
-import Crypto
 import DNSWire
 import EngineModels
 import Foundation
+import Logging
 import NIOCore
 import ProbeClient
 import ProbeProtocol
@@ -82,29 +82,10 @@ struct SweepCommand: AsyncParsableCommand {
     @Flag(help: "Only sweep: find the addresses that answer (answering.txt), measure none of them.")
     var sweepOnly = false
 
-    @Option(help: "Seconds to wait for each answer (the sweep waits this long after its last probe).")
-    var timeout: Double = 2.0
-
-    @Option(help: "Tries per size in the MTU scan when a probe times out or gets SERVFAIL.")
-    var attempts: Int = 2
+    @OptionGroup var mtuScan: MTUScanOptions
 
     @Option(help: "MTU scans at once.")
     var concurrency: Int = 64
-
-    @Option(help: "Queries per second sent to any one resolver in the MTU scan (0 = no pacing).")
-    var perResolverQps: Double = 100
-
-    @Flag(help: "MTU scans without scan's congestion window (AIMD on the queries in flight); the sweep's own probes are paced by --rate either way.")
-    var noCongestionControl = false
-
-    @Option(help: "Confirmation probes per direction at the chosen sizes.")
-    var confirm: Int = 3
-
-    @Option(help: "Largest confirmation loss ratio (0-1) of a pair the exports take.")
-    var maxLoss: Double = ScanConfiguration.defaultMaxLoss
-
-    @Option(help: "Engines to give figures for, comma-separated, or all.")
-    var engine: String = "all"
 
     @Option(help: "Seed of the permutation and of every random choice; random when absent, always reported.")
     var seed: UInt64?
@@ -128,12 +109,7 @@ struct SweepCommand: AsyncParsableCommand {
         guard !domains.isEmpty else { throw ValidationError("give at least one --domain") }
         guard rate >= 1, rate <= 1_000_000 else { throw ValidationError("--rate must be in 1...1000000 packets per second") }
         if let sample, sample < 1 { throw ValidationError("--sample must be 1 or more") }
-        guard timeout > 0, timeout <= 60 else { throw ValidationError("--timeout must be in (0, 60] seconds") }
-        guard (1...10).contains(attempts) else { throw ValidationError("--attempts must be 1...10") }
         guard (1...10_000).contains(concurrency) else { throw ValidationError("--concurrency must be 1...10000") }
-        guard perResolverQps >= 0 else { throw ValidationError("--per-resolver-qps must be 0 or more") }
-        guard (0...100).contains(confirm) else { throw ValidationError("--confirm must be 0...100") }
-        guard (0...1).contains(maxLoss) else { throw ValidationError("--max-loss must be in 0...1") }
         if resume != nil, out != nil { throw ValidationError("--resume DIR writes into DIR: leave out --out") }
         for cc in countries where !(cc.count == 2 && cc.allSatisfy { $0.isASCII && $0.isLetter }) {
             throw ValidationError("--country \(cc): give a two-letter country code")
@@ -144,7 +120,6 @@ struct SweepCommand: AsyncParsableCommand {
             if sample != nil { throw ValidationError("--shard and --sample together are not supported: shard the whole ranges") }
         }
         if expandNeighbours != nil, neighbourPrefix == nil { throw ValidationError("--expand-neighbours must be a prefix length /16 to /31 (e.g. /24)") }
-        _ = try engines()
     }
 
     var neighbourPrefix: Int? {
@@ -153,102 +128,29 @@ struct SweepCommand: AsyncParsableCommand {
         return n
     }
 
-    func engines() throws -> [Engine] {
-        if engine.trimmingCharacters(in: .whitespaces).lowercased() == "all" { return Engine.allCases }
-        let parsed = EngineCatalog.parse(engine)
-        guard parsed.unknown.isEmpty, !parsed.engines.isEmpty else {
-            throw ValidationError("--engine: unknown \(parsed.unknown.joined(separator: ", ")); use masterdnsvpn, masterdnsvpn-python, dnstt, slipstream, iodine or all")
-        }
-        return parsed.engines
-    }
-
     func run() async throws {
         let logger = common.logger("tunnelprobe.sweep")
-        let key: ProbeKey
-        do { key = try ProbeKey.load(path: keyFile) } catch { throw fail("\(error)", Exit.badInput) }
-        var zones: [DNSName] = []
-        for d in domains {
-            do { zones.append(try DNSName(d)) } catch { throw fail("--domain \(d): \(error)", .validationFailure) }
-        }
-        var blocks: [SweepRanges.Block] = []
-        var blocks6: [SweepRanges.Block6] = []
-        var issues: [ResolverList.Issue] = []
-        var rangeFileList: [SweepRangeFile] = []
-        let chosen = Set(countries.map { $0.uppercased() })
-        for file in rangeFiles {
-            guard let data = FileManager.default.contents(atPath: file) else { throw fail("--ranges \(file): cannot read the file", Exit.badInput) }
-            let digest = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
-            let parsed = SweepRanges.load(bytes: Array(data), source: file, sha256: digest, countries: chosen)
-            if parsed.file.format == .delegated, chosen.isEmpty {
-                throw fail("--ranges \(file) is an RIR delegated file: choose its countries with --country CC", Exit.badInput)
-            }
-            if let refused = parsed.refused.first { throw fail("\(refused)", Exit.badInput) }
-            blocks += parsed.blocks
-            blocks6 += parsed.blocks6
-            issues += parsed.issues
-            rangeFileList.append(parsed.file)
-        }
-        if !chosen.isEmpty, !rangeFileList.contains(where: { $0.format == .delegated }) {
-            throw fail("--country applies to RIR delegated files, and no --ranges file is one", Exit.badInput)
-        }
-        let ranges = SweepRanges(blocks: blocks, blocks6: blocks6)
-        for issue in issues { logger.warning("\(issue)") }
-        guard ranges.ipv6Total <= SweepRanges.ipv6TotalCap else {
-            throw fail("--ranges: the IPv6 entries give \(ranges.ipv6Total) addresses, more than the \(SweepRanges.ipv6TotalCap) one sweep takes", Exit.badInput)
-        }
-        guard ranges.total > 0 else { throw fail("no address in --ranges\(chosen.isEmpty ? "" : " for --country \(chosen.sorted().joined(separator: ","))")", Exit.badInput) }
+        let key = try loadProbeKey(keyFile)
+        let zones = try domainNames(domains)
+        let (ranges, rangeFileList, issues) = try loadRanges(logger: logger)
         let shardPart = shard.flatMap(SweepShard.init) ?? .whole
 
         let run = CommandRun(kind: "sweep", out: resume ?? out)
         let journal: SweepJournal
         do { journal = try SweepJournal(directory: run.directory) } catch { throw fail("\(error)", Exit.environment) }
         defer { journal.close() }
-        let digest = SweepJournal.digest(ranges)
-        var state: SweepJournal.State
-        if resume != nil {
-            guard var previous = journal.readState() else {
-                throw fail("--resume \(run.directory): no \(SweepJournal.stateFile) there", Exit.badInput)
-            }
-            guard previous.rangesDigest == digest else { throw fail("--resume: the ranges differ from the interrupted sweep's", Exit.badInput) }
-            if let seed, seed != previous.seed { throw fail("--resume: --seed \(seed) differs from the sweep's \(previous.seed)", Exit.badInput) }
-            if sample != previous.sample { throw fail("--resume: --sample differs from the interrupted sweep's", Exit.badInput) }
-            if (previous.shard ?? .whole) != shardPart { throw fail("--resume: --shard differs from the interrupted sweep's", Exit.badInput) }
-            if (previous.passes ?? 1) != passes { throw fail("--resume: --passes differs from the interrupted sweep's", Exit.badInput) }
-            if previous.neighbourPrefix != neighbourPrefix { throw fail("--resume: --expand-neighbours differs from the interrupted sweep's", Exit.badInput) }
-            previous.runs += 1
-            state = previous
-        } else {
-            if journal.readState() != nil {
-                throw fail("\(run.directory) holds a sweep already: resume it with --resume \(run.directory), or choose another --out", Exit.badInput)
-            }
-            state = SweepJournal.State(seed: seed ?? UInt64.random(in: 0...UInt64.max), salt: UInt16.random(in: 0...UInt16.max),
-                                       rangesDigest: digest, rangesTotal: ranges.total, sample: sample,
-                                       checkpoint: SweepCheckpoint(), runs: 1)
-            state.passes = passes
-            state.pass = 1
-            state.shard = shardPart
-            state.neighbourPrefix = neighbourPrefix
-        }
+        let state = try sweepState(journal: journal, directory: run.directory, ranges: ranges, shard: shardPart)
 
         var configuration = ScanConfiguration(resolvers: [], domains: zones)
-        let chosenEngines = try engines()
-        let wanted = Set(chosenEngines.map { EngineCatalog.model(for: $0).downloadRecordType.rawValue })
-        configuration.recordTypes = (["TXT"] + wanted.subtracting(["TXT"]).sorted()).compactMap { DNSType(name: $0) }
-            .filter { DownloadLayout.supportedTypes.contains($0) }
-        configuration.timeout = .milliseconds(Int64(timeout * 1000))
-        configuration.attempts = attempts
-        configuration.concurrency = concurrency
-        configuration.perResolverQPS = perResolverQps
-        configuration.confirmProbes = confirm
-        configuration.seed = state.seed
-        configuration.maxLoss = maxLoss
-        configuration.congestionControl = !noCongestionControl
+        let chosenEngines = mtuScan.engines
+        configuration.recordTypes = ScanConfiguration.recordTypes(answering: chosenEngines)
+        mtuScan.apply(to: &configuration, concurrency: concurrency, seed: state.seed)
 
         let engine = QueryEngine(seed: state.seed)
         let prober = Prober(engine: engine, key: key, encoding: configuration.encoding, timeout: configuration.timeout,
-                            pacer: perResolverQps > 0 ? Pacer(queriesPerSecond: perResolverQps) : nil)
+                            pacer: mtuScan.pacer)
         let scanner = Scanner(configuration: configuration, prober: prober)
-        var sweepConfiguration = SweepConfiguration(ranges: ranges, seed: state.seed, rate: rate, sample: sample, timeout: timeout)
+        var sweepConfiguration = SweepConfiguration(ranges: ranges, seed: state.seed, rate: rate, sample: sample, timeout: mtuScan.timeout)
         sweepConfiguration.shard = shardPart
         sweepConfiguration.neighbourPrefix = neighbourPrefix
         sweepConfiguration.sendPath = sendPath
@@ -276,7 +178,7 @@ struct SweepCommand: AsyncParsableCommand {
             // The checkpoint is written ahead of each batch (a tenth of a second of probes), so a
             // kill loses at most that batch unsent and the answers of the last --timeout; neither is
             // probed again, which is what keeps every address at one probe.
-            logger.warning("the interrupted run was killed without settling: up to \(Int(rate * (timeout + 0.1))) addresses (its last batch, written ahead, and the answers of its last --timeout) may be missed; none is probed again")
+            logger.warning("the interrupted run was killed without settling: up to \(Int(rate * (mtuScan.timeout + 0.1))) addresses (its last batch, written ahead, and the answers of its last --timeout) may be missed; none is probed again")
         }
 
         var info = run.info(seed: state.seed, vantage: vantage)
@@ -285,10 +187,8 @@ struct SweepCommand: AsyncParsableCommand {
         var list = ResolverList()
         for a in answering { list.add(Endpoint(address: a.ip, port: 53)) }
         configuration.resolvers = list.resolvers
-        let measuredPairs = Set(result.pairs.map { "\($0.resolver) \($0.domain)" })
-        let notTested = sweepOnly ? 0 : answering.count * zones.count - measuredPairs.count
-        var scanResult = ScanResult.measured(pairs: result.pairs, notTested: max(0, notTested),
-                                              queries: result.pairs.reduce(0) { $0 + $1.queries }, interrupted: result.interrupted)
+        var scanResult = ScanResult.swept(pairs: result.pairs, answering: answering.count, domains: zones.count, measured: !sweepOnly,
+                                          interrupted: result.interrupted)
         scanResult.congestion = scanner.prober.congestion?.stats
         var document = ScanReport.build(run: info, configuration: configuration, list: list, result: scanResult,
                                         duration: result.seconds, engines: chosenEngines)
@@ -307,6 +207,71 @@ struct SweepCommand: AsyncParsableCommand {
         try run.finish(json: sweepJSON, files: files,
                        summary: sweepDocument.summaryLine + "\n" + document.summaryLine(directory: run.directory), common: common)
         try run.exitStatus(failed: false)
+    }
+}
+
+extension SweepCommand {
+    /// Every `--ranges` file read and parsed for `--country`, joined; a file that cannot be read or
+    /// refuses, a `--country` without a delegated file, too many IPv6 addresses or none at all is one
+    /// line and exit 66. Lines that parse to nothing are `issues`, each a warning.
+    func loadRanges(logger: Logger) throws -> (ranges: SweepRanges, files: [SweepRangeFile], issues: [ResolverList.Issue]) {
+        var blocks: [SweepRanges.Block] = []
+        var blocks6: [SweepRanges.Block6] = []
+        var issues: [ResolverList.Issue] = []
+        var files: [SweepRangeFile] = []
+        let chosen = Set(countries.map { $0.uppercased() })
+        for file in rangeFiles {
+            guard let data = FileManager.default.contents(atPath: file) else { throw fail("--ranges \(file): cannot read the file", Exit.badInput) }
+            let parsed = SweepRanges.load(bytes: Array(data), source: file, sha256: FileDigest.sha256(data), countries: chosen)
+            if parsed.file.format == .delegated, chosen.isEmpty {
+                throw fail("--ranges \(file) is an RIR delegated file: choose its countries with --country CC", Exit.badInput)
+            }
+            if let refused = parsed.refused.first { throw fail("\(refused)", Exit.badInput) }
+            blocks += parsed.blocks
+            blocks6 += parsed.blocks6
+            issues += parsed.issues
+            files.append(parsed.file)
+        }
+        if !chosen.isEmpty, !files.contains(where: { $0.format == .delegated }) {
+            throw fail("--country applies to RIR delegated files, and no --ranges file is one", Exit.badInput)
+        }
+        let ranges = SweepRanges(blocks: blocks, blocks6: blocks6)
+        for issue in issues { logger.warning("\(issue)") }
+        guard ranges.ipv6Total <= SweepRanges.ipv6TotalCap else {
+            throw fail("--ranges: the IPv6 entries give \(ranges.ipv6Total) addresses, more than the \(SweepRanges.ipv6TotalCap) one sweep takes", Exit.badInput)
+        }
+        guard ranges.total > 0 else { throw fail("no address in --ranges\(chosen.isEmpty ? "" : " for --country \(chosen.sorted().joined(separator: ","))")", Exit.badInput) }
+        return (ranges, files, issues)
+    }
+
+    /// The interrupted sweep's state for `--resume` (every setting that fixes the order the same),
+    /// or a new sweep's in a directory that holds none; anything else is one line and exit 66.
+    func sweepState(journal: SweepJournal, directory: String, ranges: SweepRanges, shard: SweepShard) throws -> SweepJournal.State {
+        let digest = SweepJournal.digest(ranges)
+        guard resume != nil else {
+            if journal.readState() != nil {
+                throw fail("\(directory) holds a sweep already: resume it with --resume \(directory), or choose another --out", Exit.badInput)
+            }
+            return .start(seed: seed ?? UInt64.random(in: 0...UInt64.max), salt: UInt16.random(in: 0...UInt16.max), rangesDigest: digest,
+                          rangesTotal: ranges.total, sample: sample, passes: passes, shard: shard, neighbourPrefix: neighbourPrefix)
+        }
+        guard var previous = journal.readState() else {
+            throw fail("--resume \(directory): no \(SweepJournal.stateFile) there", Exit.badInput)
+        }
+        if let mismatch = previous.resumeMismatch(rangesDigest: digest, seed: seed, sample: sample, shard: shard, passes: passes,
+                                                  neighbourPrefix: neighbourPrefix) {
+            let line = switch mismatch {
+            case .ranges: "the ranges differ from the interrupted sweep's"
+            case let .seed(given, sweep): "--seed \(given) differs from the sweep's \(sweep)"
+            case .sample: "--sample differs from the interrupted sweep's"
+            case .shard: "--shard differs from the interrupted sweep's"
+            case .passes: "--passes differs from the interrupted sweep's"
+            case .neighbourPrefix: "--expand-neighbours differs from the interrupted sweep's"
+            }
+            throw fail("--resume: " + line, Exit.badInput)
+        }
+        previous.runs += 1
+        return previous
     }
 }
 

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Capture
-import Crypto
 import Foundation
 import Reports
 import Synchronization
@@ -96,7 +95,7 @@ struct TraceCommand: ParsableCommand {
 
         let document = TraceReport(analyzer.result(files: summaries), run: run.info(seed: 0, vantage: vantage, failure: readError))
         if let exportFates {
-            let hash = files.count == 1 ? Self.sha256(files[0]) : nil
+            let hash = files.count == 1 ? FileDigest.sha256(path: files[0]) : nil
             let fates = analyzer.fateTrace(source: .init(
                 kind: "trace", description: "trace of \(files.joined(separator: ", ")), Tmax \(tmax) s",
                 file: files.count == 1 ? files[0] : nil, sha256: hash))
@@ -117,13 +116,5 @@ struct TraceCommand: ParsableCommand {
                        summary: document.summaryLine(directory: run.directory), common: common)
         try run.exitStatus(failed: false)
         if let readError { throw fail(readError, Exit.badInput) }
-    }
-
-    private static func sha256(_ path: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 }

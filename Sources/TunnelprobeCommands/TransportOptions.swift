@@ -5,7 +5,7 @@ import ProbeClient
 /// The flags of the TCP, DoT and DoH transports (a resolver names its transport: `tls://`, `https://`).
 struct TransportOptions: ParsableArguments {
     @Option(name: .customLong("doh-method"), help: "How DoH sends queries: post (the message as the body) or get (base64url in the URL; RFC 8484 4.1).")
-    var dohMethod: String = "post"
+    var dohMethod: TransportSettings.DoHMethod = .post
 
     @Option(name: .customLong("tls-ca"), help: "PEM file of the CAs to trust for tls:// and https:// resolvers instead of the system store.")
     var tlsCA: String?
@@ -20,9 +20,6 @@ struct TransportOptions: ParsableArguments {
     var connectionsPerResolver: Int = 2
 
     func validate() throws {
-        guard TransportSettings.DoHMethod(rawValue: dohMethod.lowercased()) != nil else {
-            throw ValidationError("--doh-method: post or get, not '\(dohMethod)'")
-        }
         guard (16...65_536).contains(dohGetURILimit) else {
             throw ValidationError("--doh-get-uri-limit: 16 to 65536 characters")
         }
@@ -32,7 +29,7 @@ struct TransportOptions: ParsableArguments {
     }
 
     var settings: TransportSettings {
-        TransportSettings(dohMethod: TransportSettings.DoHMethod(rawValue: dohMethod.lowercased()) ?? .post,
+        TransportSettings(dohMethod: dohMethod,
                           caFile: tlsCA, pin: tlsPin, connectionsPerResolver: connectionsPerResolver,
                           dohGetURILimit: dohGetURILimit)
     }

@@ -34,7 +34,7 @@ struct VerifyCommand: AsyncParsableCommand {
     var deadline: Double = 25
 
     @Option(help: "Checks to run, comma-separated: exitIP,dnsLeak,ipv6Leak,tunnelFailure (default all).")
-    var checks: String?
+    var checks: ChoiceList<VerifyCheck>?
 
     @Flag(help: "Leave the carrier addresses inside the tunnel's routes (to demonstrate a route loop).")
     var noCarrierExclusion = false
@@ -125,20 +125,10 @@ struct VerifyCommand: AsyncParsableCommand {
             guard let leakKeyFile else { throw fail("--leak-zone needs --leak-key-file", .validationFailure) }
             let zone: DNSName
             do { zone = try DNSName(leakZone) } catch { throw fail("--leak-zone \(leakZone): \(error)", .validationFailure) }
-            let key: ProbeKey
-            do { key = try ProbeKey.load(path: leakKeyFile) } catch { throw fail("\(error)", Exit.badInput) }
+            let key = try loadProbeKey(leakKeyFile)
             configuration.leakZone = LeakZoneAccess(zone: zone, key: key)
         }
-        if let checks {
-            var set = Set<VerifyCheck>()
-            for name in checks.split(separator: ",") {
-                guard let check = VerifyCheck(rawValue: String(name)) else {
-                    throw fail("--checks \(name): use exitIP, dnsLeak, ipv6Leak, tunnelFailure", .validationFailure)
-                }
-                set.insert(check)
-            }
-            configuration.checks = set
-        }
+        if let checks { configuration.checks = Set(checks.values) }
         try await SandboxRun.preflight { () async throws(VerifyError) in try await configuration.preflight() }
         let frozen = configuration
         try await SandboxRun.execute(kind: "verify", seed: seed, out: out, common: common) { directory throws(VerifyError) in

@@ -37,12 +37,12 @@ struct ForwardOptionsTests {
     /// on each pair's domain; any other value is refused.
     @Test func e2eDomainRule() throws {
         #expect(EndToEndOptions.usesProfileDomain(rule: nil, engine: .dnstt))
-        #expect(!EndToEndOptions.usesProfileDomain(rule: "pair", engine: .dnstt))
+        #expect(!EndToEndOptions.usesProfileDomain(rule: .pair, engine: .dnstt))
         #expect(!EndToEndOptions.usesProfileDomain(rule: nil, engine: .iodine))
-        #expect(EndToEndOptions.usesProfileDomain(rule: "profile", engine: .command))
+        #expect(EndToEndOptions.usesProfileDomain(rule: .profile, engine: .command))
         let scan = ["--resolver", "192.0.2.1", "--domain", "vpn.lab.test", "--key-file", "/nonexistent.key",
                     "--e2e", "--e2e-profile", "p.json", "--e2e-url", "http://192.0.2.2/"]
-        #expect(try ScanCommand.parse(scan + ["--e2e-domain", "profile"]).endToEnd.domainRule == "profile")
+        #expect(try ScanCommand.parse(scan + ["--e2e-domain", "profile"]).endToEnd.domainRule == .profile)
         #expect(throws: (any Error).self) { try ScanCommand.parse(scan + ["--e2e-domain", "probe"]) }
     }
 
