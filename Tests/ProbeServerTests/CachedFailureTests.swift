@@ -129,19 +129,7 @@ final class PoisoningResolver: @unchecked Sendable {
     /// (About 18 s alone: each cached failure is waited out in real time; three minutes leave room
     /// for `make check` on a loaded machine, where it once took 96 s.)
     @Test(.timeLimit(.minutes(3))) func aCachedFailureIsWaitedOutNotTakenAsTheLimit() async throws {
-        let server = ProbeServer(responder: responder, ratePerSourcePerSecond: 0, logger: Logger(label: "test"))
-        let bound = try await server.start(listen: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)])
-        let resolver = try PoisoningResolver(responderPort: try #require(bound.first?.port), failAbove: 1500, poison: 1)
-        defer { resolver.stop() }
-        let address = Endpoint(address: .v4(0x7F00_0001), port: UInt16(resolver.port))
-        var config = ScanConfiguration(resolvers: [address], domains: [zone])
-        config.timeout = .milliseconds(800)
-        config.perResolverQPS = 0
-        config.confirmProbes = 1
-        let engine = QueryEngine(seed: 5)
-        let result = await Scanner(configuration: config, prober: Prober(engine: engine, key: key, timeout: config.timeout)).run()
-        await engine.shutdown()
-        await server.stop()
+        let (result, resolver) = try await Self.scanThroughStandIn(failAbove: 1500, poison: 1, timeout: .milliseconds(800))
         let pair = try #require(result.pairs.first)
         #expect(pair.accepted, "\(pair.reason ?? "")")
         let size = try #require(pair.download?.responseSize)
@@ -155,23 +143,31 @@ final class PoisoningResolver: @unchecked Sendable {
     /// a timeout is no evidence until a retry sent when the scan is quiet times out too
     /// (`CongestionWindow.timeoutRule`). Before, the two lost attempts rejected it as unreachable.
     @Test(.timeLimit(.minutes(1))) func twoLostAttemptsAreNotUnreachabilityWithoutAQuietRetry() async throws {
+        let (result, resolver) = try await Self.scanThroughStandIn(failAbove: 65_536, poison: 0, dropFirst: 2,
+                                                                   timeout: .milliseconds(300))
+        let pair = try #require(result.pairs.first)
+        #expect(resolver.dropped == 2)
+        #expect(pair.accepted, "\(pair.reason ?? "")")
+        #expect(result.congestion?.quietRetries == 1 && result.congestion?.quietRetriesAnswered == 1)
+    }
+
+    /// One pair scanned through a `PoisoningResolver` in front of the responder on loopback.
+    static func scanThroughStandIn(failAbove: Int, poison: TimeInterval, dropFirst: Int = 0,
+                                   timeout: TimeAmount) async throws -> (ScanResult, PoisoningResolver) {
         let server = ProbeServer(responder: responder, ratePerSourcePerSecond: 0, logger: Logger(label: "test"))
         let bound = try await server.start(listen: [try SocketAddress(ipAddress: "127.0.0.1", port: 0)])
-        let resolver = try PoisoningResolver(responderPort: try #require(bound.first?.port), failAbove: 65_536, poison: 0,
-                                             dropFirst: 2)
+        let resolver = try PoisoningResolver(responderPort: try #require(bound.first?.port), failAbove: failAbove, poison: poison,
+                                             dropFirst: dropFirst)
         defer { resolver.stop() }
         let address = Endpoint(address: .v4(0x7F00_0001), port: UInt16(resolver.port))
         var config = ScanConfiguration(resolvers: [address], domains: [zone])
-        config.timeout = .milliseconds(300)
+        config.timeout = timeout
         config.perResolverQPS = 0
         config.confirmProbes = 1
         let engine = QueryEngine(seed: 5)
         let result = await Scanner(configuration: config, prober: Prober(engine: engine, key: key, timeout: config.timeout)).run()
         await engine.shutdown()
         await server.stop()
-        let pair = try #require(result.pairs.first)
-        #expect(resolver.dropped == 2)
-        #expect(pair.accepted, "\(pair.reason ?? "")")
-        #expect(result.congestion?.quietRetries == 1 && result.congestion?.quietRetriesAnswered == 1)
+        return (result, resolver)
     }
 }

@@ -22,12 +22,12 @@ struct SandboxConnectionTests {
         let url = try #require(WhoamiURL("http://127.0.0.1:\(server.port)/ip"))
         let straight = await SandboxProbes.httpGet(url: url, socks: nil, namespacePath: Self.ownNamespace, timeout: .seconds(5))
         #expect(try straight.get() == "203.0.113.7")
-        let proxy = try LoopbackSOCKS5 { _ in nil }
+        let proxy = try LoopbackSOCKS5.start { _ in nil }
         defer { proxy.stop() }
         let socks = Endpoint(address: .v4(0x7F00_0001), port: proxy.port)
         let proxied = await SandboxProbes.httpGet(url: url, socks: socks, namespacePath: Self.ownNamespace, timeout: .seconds(5))
         #expect(try proxied.get() == "203.0.113.7")
-        #expect(proxy.targets == ["127.0.0.1:\(server.port)"])
+        #expect(proxy.requests == ["127.0.0.1:\(server.port)"])
         #expect(server.requests.first?.hasPrefix("GET /ip HTTP/1.0\r\n") == true)
     }
 
@@ -35,7 +35,7 @@ struct SandboxConnectionTests {
     /// (ATYP 3), and every refused name still counts as resolved by the proxy.
     @Test(.timeLimit(.minutes(1))) func aRefusedConnectIsNamedWithItsReply() async throws {
         try LabGate.root.check()
-        let proxy = try LoopbackSOCKS5 { target in target.hasPrefix("leak-") ? 4 : nil }
+        let proxy = try LoopbackSOCKS5.start { target in target.hasPrefix("leak-") ? 4 : nil }
         defer { proxy.stop() }
         let socks = Endpoint(address: .v4(0x7F00_0001), port: proxy.port)
         let refused = await SandboxConnection.exchange(host: "leak-1.example.test", port: 80, socks: socks, namespacePath: Self.ownNamespace,
@@ -45,7 +45,7 @@ struct SandboxConnectionTests {
         let replied = await SandboxProbes.socksResolve(names: ["leak-2.example.test", "leak-3.example.test"], socks: socks,
                                                        namespacePath: Self.ownNamespace, timeout: .seconds(5))
         #expect(replied == 2)
-        #expect(proxy.targets == ["leak-1.example.test:80", "leak-2.example.test:80", "leak-3.example.test:80"])
+        #expect(proxy.requests == ["leak-1.example.test:80", "leak-2.example.test:80", "leak-3.example.test:80"])
         // A name SOCKS5 cannot carry (over 255 bytes) is refused before anything is sent.
         let long = String(repeating: "a", count: 300) + ".test"
         let tooLong = await SandboxConnection.exchange(host: long, port: 80, socks: socks, namespacePath: Self.ownNamespace,
@@ -85,8 +85,8 @@ final class LoopbackRecord: @unchecked Sendable {
     func append(_ item: String) { lock.withLock { items.append(item) } }
 }
 
-/// A TCP listener on 127.0.0.1 whose thread answers each connection's first read with `respond`
-/// and closes it.
+/// A TCP listener on 127.0.0.1 whose thread hands each connection to `handle` and closes it;
+/// `requests` is what the handler recorded.
 final class LoopbackTCPServer: @unchecked Sendable {
     let port: UInt16
     private let fd: Int32
@@ -95,7 +95,7 @@ final class LoopbackTCPServer: @unchecked Sendable {
 
     var requests: [String] { record.all }
 
-    init(respond: @escaping @Sendable (String) -> [UInt8]) throws {
+    init(handle: @escaping @Sendable (_ client: Int32, _ record: LoopbackRecord) -> Void) throws {
         (fd, port) = try Self.listen()
         let fd = self.fd
         let record = self.record
@@ -103,21 +103,22 @@ final class LoopbackTCPServer: @unchecked Sendable {
             while true {
                 let client = accept(fd, nil, nil)
                 if client < 0 { if record.stopped { return } else { continue } }
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                let n = recv(client, &buffer, buffer.count, 0)
-                let request = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""
-                record.append(request)
-                let answer = respond(request)
-                var sent = 0
-                while sent < answer.count {
-                    let m = answer[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                    if m <= 0 { break }
-                    sent += m
-                }
+                handle(client, record)
                 close(client)
             }
         }
         thread.start()
+    }
+
+    /// Answers each connection's first read with `respond`.
+    convenience init(respond: @escaping @Sendable (String) -> [UInt8]) throws {
+        try self.init { client, record in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = recv(client, &buffer, buffer.count, 0)
+            let request = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""
+            record.append(request)
+            Self.write(client, respond(request))
+        }
     }
 
     func stop() {
@@ -125,6 +126,26 @@ final class LoopbackTCPServer: @unchecked Sendable {
         shutdown(fd, Int32(SHUT_RDWR))
         close(fd)
         while !thread.isFinished { usleep(5_000) }
+    }
+
+    static func write(_ socket: Int32, _ bytes: [UInt8]) {
+        var sent = 0
+        while sent < bytes.count {
+            let m = bytes[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if m <= 0 { return }
+            sent += m
+        }
+    }
+
+    static func readExactly(_ socket: Int32, _ count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var got = 0
+        while got < count {
+            let n = bytes[got...].withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { return nil }
+            got += n
+        }
+        return bytes
     }
 
     /// A listening TCP socket on 127.0.0.1 and its port.
@@ -145,83 +166,50 @@ final class LoopbackTCPServer: @unchecked Sendable {
 
 /// A SOCKS5 proxy (RFC 1928, no authentication, CONNECT only) on 127.0.0.1: `refuse(target)` gives
 /// the reply code to refuse a target with, or nil to connect it (IPv4 targets only) and relay one
-/// request and its whole answer.
-final class LoopbackSOCKS5: @unchecked Sendable {
-    let port: UInt16
-    private let fd: Int32
-    private let record = LoopbackRecord()
-    private let thread: Thread
-
-    var targets: [String] { record.all }
-
-    init(refuse: @escaping @Sendable (String) -> UInt8?) throws {
-        (fd, port) = try LoopbackTCPServer.listen()
-        let fd = self.fd
-        let record = self.record
-        thread = Thread {
-            func readExactly(_ socket: Int32, _ count: Int) -> [UInt8]? {
-                var bytes = [UInt8](repeating: 0, count: count)
-                var got = 0
-                while got < count {
-                    let n = bytes[got...].withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-                    if n <= 0 { return nil }
-                    got += n
-                }
-                return bytes
+/// request and its whole answer. Its `requests` are the targets asked for, "host:port".
+enum LoopbackSOCKS5 {
+    static func start(refuse: @escaping @Sendable (String) -> UInt8?) throws -> LoopbackTCPServer {
+        try LoopbackTCPServer { client, record in
+            let read = LoopbackTCPServer.readExactly
+            let write = LoopbackTCPServer.write
+            guard let greeting = read(client, 2), greeting[0] == 5, read(client, Int(greeting[1])) != nil else { return }
+            write(client, [5, 0])
+            guard let head = read(client, 4), head[0] == 5, head[1] == 1 else { return }
+            var host = ""
+            switch head[3] {
+            case 1: host = (read(client, 4) ?? []).map(String.init).joined(separator: ".")
+            case 3: if let n = read(client, 1), let name = read(client, Int(n[0])) { host = String(decoding: name, as: UTF8.self) }
+            default: return
             }
-            func write(_ socket: Int32, _ bytes: [UInt8]) { _ = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
+            guard let portBytes = read(client, 2) else { return }
+            let port = Int(portBytes[0]) << 8 | Int(portBytes[1])
+            record.append("\(host):\(port)")
+            if let code = refuse("\(host):\(port)") {
+                write(client, [5, code, 0, 1, 0, 0, 0, 0, 0, 0])
+                return
+            }
+            let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(upstream) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr(host)
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else {
+                write(client, [5, 5, 0, 1, 0, 0, 0, 0, 0, 0])
+                return
+            }
+            write(client, [5, 0, 0, 1, 127, 0, 0, 1, 0, 0])
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let n = recv(client, &buffer, buffer.count, 0)
+            if n > 0 { write(upstream, Array(buffer[0..<n])) }
             while true {
-                let client = accept(fd, nil, nil)
-                if client < 0 { if record.stopped { return } else { continue } }
-                defer { close(client) }
-                guard let greeting = readExactly(client, 2), greeting[0] == 5, readExactly(client, Int(greeting[1])) != nil else { continue }
-                write(client, [5, 0])
-                guard let head = readExactly(client, 4), head[0] == 5, head[1] == 1 else { continue }
-                var host = ""
-                switch head[3] {
-                case 1: host = (readExactly(client, 4) ?? []).map(String.init).joined(separator: ".")
-                case 3: if let n = readExactly(client, 1), let name = readExactly(client, Int(n[0])) { host = String(decoding: name, as: UTF8.self) }
-                default: continue
-                }
-                guard let portBytes = readExactly(client, 2) else { continue }
-                let port = Int(portBytes[0]) << 8 | Int(portBytes[1])
-                let target = "\(host):\(port)"
-                record.append(target)
-                if let code = refuse(target) {
-                    write(client, [5, code, 0, 1, 0, 0, 0, 0, 0, 0])
-                    continue
-                }
-                let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-                defer { close(upstream) }
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_port = in_port_t(UInt16(port).bigEndian)
-                address.sin_addr.s_addr = inet_addr(host)
-                let connected = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-                }
-                guard connected == 0 else {
-                    write(client, [5, 5, 0, 1, 0, 0, 0, 0, 0, 0])
-                    continue
-                }
-                write(client, [5, 0, 0, 1, 127, 0, 0, 1, 0, 0])
-                var buffer = [UInt8](repeating: 0, count: 65536)
-                let n = recv(client, &buffer, buffer.count, 0)
-                if n > 0 { write(upstream, Array(buffer[0..<n])) }
-                while true {
-                    let m = recv(upstream, &buffer, buffer.count, 0)
-                    if m <= 0 { break }
-                    write(client, Array(buffer[0..<m]))
-                }
+                let m = recv(upstream, &buffer, buffer.count, 0)
+                if m <= 0 { break }
+                write(client, Array(buffer[0..<m]))
             }
         }
-        thread.start()
-    }
-
-    func stop() {
-        record.stop()
-        shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
-        while !thread.isFinished { usleep(5_000) }
     }
 }
