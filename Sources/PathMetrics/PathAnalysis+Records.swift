@@ -82,12 +82,12 @@ extension PathAnalysis {
         let duplicates = Duplicates(up: c.duplicatesUp, down: c.duplicatesDown,
                                     upRatio: Proportion(count: duplicatedUp, samples: seenUp),
                                     downRatio: Proportion(count: duplicatedDown, samples: answeredAny))
-        let rtt = DelayPercentiles(nanoseconds: rtts)
+        let rtt = Percentiles(nanoseconds: rtts)
         let j = InterarrivalJitter.milliseconds(byArrival.map { ($0.sent, $0.arrival) })
         let jitter = Jitter(milliseconds: j, reason: j == nil ? "fewer than 2 responses" : nil)
         let ipdv = DelayVariation(delaysInSequence: delaysInSeq)
         let oneWay = clockOriginMicros == nil ? nil
-            : OneWay(up: DelayPercentiles(nanoseconds: oneWayUp), down: DelayPercentiles(nanoseconds: oneWayDown))
+            : OneWay(up: Percentiles(nanoseconds: oneWayUp), down: Percentiles(nanoseconds: oneWayDown))
         let timeline = LossTimeline(sentNanos: records.map(\.sentNanos), fates: fates)
         self.init(counts: c, loss: loss, lossPatterns: lossPatterns, gilbert: gilbert, reordering: reordering,
                   duplicates: duplicates, rtt: rtt, jitter: jitter, ipdv: ipdv, oneWay: oneWay, fates: fates, timeline: timeline)

@@ -58,7 +58,7 @@ public struct CapacityProbe: Sendable {
                                 answered: answered, lost: lost, refused: refused, servfail: servfail,
                                 otherFailures: sent - answered - lost - refused - servfail,
                                 answeredRate: Double(answered) / (sendSpan + 1 / rate),
-                                rttMs: CapacityStep.Percentiles(rtts), troubled: false, trouble: nil)
+                                rttMs: Percentiles.nearestRank(rtts), troubled: false, trouble: nil)
         var reasons: [String] = []
         let failures = step.failures
         if failures >= settings.minFailures, Double(failures) > settings.maxFailureRatio * Double(max(1, sent)) {

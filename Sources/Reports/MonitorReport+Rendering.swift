@@ -35,8 +35,8 @@ extension MonitorReport {
         pairs.compactMap { p in
             guard let r = p.rates else { return nil }
             let last = r.last
-            let loss = last.loss.map { HTML.formatFixed($0.ratio * 100, decimals: 1) + " % [" + HTML.formatFixed($0.low * 100, decimals: 1) + ", " + HTML.formatFixed($0.high * 100, decimals: 1) + "]" } ?? "-"
-            let rtt = last.rttMs.map { HTML.formatFixed($0.p50, decimals: 1) + " / " + HTML.formatFixed($0.p90, decimals: 1) + " / " + HTML.formatFixed($0.p99, decimals: 1) } ?? "-"
+            let loss = last.loss?.percentWithInterval { HTML.formatFixed($0, decimals: 1) } ?? "-"
+            let rtt = last.rttMs?.figures(Percentiles.p50p90p99) { HTML.formatFixed($0, decimals: 1) } ?? "-"
             return [p.resolver, p.domain, "\(r.measurements)", Self.rateAt(r.first), Self.rateAt(last), last.limitedBy.rawValue, loss, rtt,
                     Self.rateAt(r.lowest), Self.rateAt(r.highest)]
         }

@@ -92,9 +92,8 @@ extension PathReport {
                    "|---|---|---:|---:|---:|---|---:|---:|---|---:|---|"]
         for r in streams {
             let t = r.timeouts
-            let timeouts = "\(r.timedOut) (\(percent(t.ratio)) [\(percent(t.low)), \(percent(t.high))])"
-            var rtt = "-"
-            if let p = r.rttMs { rtt = [p.p50, p.p90, p.p99, p.max].map { String(format: "%.2f", $0) }.joined(separator: " / ") }
+            let timeouts = t.ratio.map { "\(r.timedOut) (\(percent($0)) [\(percent(t.ciLow ?? 0)), \(percent(t.ciHigh ?? 1))])" } ?? "\(r.timedOut)"
+            let rtt = r.rttMs?.figures([\.p50, \.p90, \.p99, \.max]) { String(format: "%.2f", $0) } ?? "-"
             var first = r.firstQueryFailure ?? "-"
             if let ms = r.firstQueryMs { first = String(format: "%.2f", ms) }
             var connections = "\(r.connections.opened) / \(r.connections.failed)"

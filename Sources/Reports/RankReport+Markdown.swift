@@ -22,8 +22,8 @@ extension RankReport {
                    "| resolver | transport | domain | sustainable q/s | first troubled q/s | limited by | loss at sustainable | RTT p50 / p90 / p99 ms | evidence |",
                    "|---|---|---|---:|---:|---|---:|---|---|"]
         for p in pairs {
-            let loss = p.lossAtSustainable.map { String(format: "%.1f %% [%.1f, %.1f]", $0.ratio * 100, $0.low * 100, $0.high * 100) } ?? "-"
-            let rtt = p.rttAtSustainableMs.map { "\(ms($0.p50)) / \(ms($0.p90)) / \(ms($0.p99))" } ?? "-"
+            let loss = p.lossAtSustainable?.percentWithInterval { String(format: "%.1f", $0) } ?? "-"
+            let rtt = p.rttAtSustainableMs?.figures(Percentiles.p50p90p99, ms) ?? "-"
             out.append("| \(p.resolver) | \((p.transport ?? .udp).rawValue) | \(p.domain) | \(r(p.sustainableRate)) | \(p.troubledRate.map(r) ?? "-") | \(p.limitedBy.rawValue) | \(loss) | \(rtt) | \(p.evidence) |")
         }
         out += transportLines(ms: ms, rate: r)

@@ -11,7 +11,9 @@ public enum ReportKind: String, CaseIterable, Codable, Sendable {
     /// The schema this version writes.
     public var schema: String {
         switch self {
-        case .trace: "tunnelprobe.trace/2"
+        case .trace: TraceResult.schemaName
+        case .path: PathReport.schemaName
+        case .rank: RankReport.schemaName
         case .simulate: SimulateReport.schemaName
         case .resilience: ResilienceResult.schemaName
         case .monitor: MonitorReport.schemaName
@@ -21,13 +23,18 @@ public enum ReportKind: String, CaseIterable, Codable, Sendable {
     /// The schemas it reads: the current one and earlier ones whose files still decode (trace/1 lacks
     /// only optional fields; simulate/1 decodes as /2, whose new fields are optional, and differs only
     /// in the recommendation rule; resilience/1 lacks only the optional `bridge` fields; monitor/1
-    /// decodes as /2, which adds the optional rate measurements and heap figures).
+    /// decodes as /2, which adds the optional rate measurements and heap figures). trace/3,
+    /// simulate/3, path/2, rank/2 and monitor/3 write every percentile figure nobody measured as null
+    /// and the rate steps' RTTs and losses as the shared `Percentiles` and `Proportion`, whose decoders
+    /// read the earlier forms (absent figures, and `total`, `low`, `high` for a loss).
     public var readableSchemas: [String] {
         switch self {
-        case .trace: [schema, "tunnelprobe.trace/1"]
-        case .simulate: [schema, "tunnelprobe.simulate/1"]
+        case .trace: [schema, "tunnelprobe.trace/2", "tunnelprobe.trace/1"]
+        case .simulate: [schema, "tunnelprobe.simulate/2", "tunnelprobe.simulate/1"]
         case .resilience: [schema, "tunnelprobe.resilience/1"]
-        case .monitor: [schema, "tunnelprobe.monitor/1"]
+        case .monitor: [schema, "tunnelprobe.monitor/2", "tunnelprobe.monitor/1"]
+        case .path: [schema, "tunnelprobe.path/1"]
+        case .rank: [schema, "tunnelprobe.rank/1"]
         default: [schema]
         }
     }

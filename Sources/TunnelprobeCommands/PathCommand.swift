@@ -254,7 +254,7 @@ extension PathReport {
             lines.append("\(r.resolver): loss up \(pct(r.loss.up)), down \(pct(r.loss.down)), round trip \(pct(r.loss.roundTrip)); RTT p50 \(rtt); \(r.counts.answered)/\(r.counts.sent) answered")
         }
         for r in streamResolvers ?? [] {
-            let rtt = r.rttMs.map { String(format: "%.1f ms", $0.p50) } ?? "n/a"
+            let rtt = r.rttMs?.p50.map { String(format: "%.1f ms", $0) } ?? "n/a"
             let failure = r.lastConnectionFailure.map { "; connection failure: \($0)" } ?? ""
             lines.append("\(r.resolver): \(r.transport) RTT p50 \(rtt); \(r.answered)/\(r.sent) answered, \(r.timedOut) timed out, \(String(format: "%.1f", r.answeredRate)) answers/s; connections \(r.connections.opened) set up, \(r.connections.failed) failed\(failure)")
         }

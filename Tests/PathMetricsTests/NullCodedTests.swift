@@ -22,7 +22,7 @@ import Results
     }
 
     @Test func anOptionalListWithoutValueIsLeftOut() throws {
-        let delays = try Self.json(DelayPercentiles(nanoseconds: []))
+        let delays = try Self.json(Percentiles(nanoseconds: []))
         #expect(delays["cdf"] == nil)
         #expect(delays["p50"] is NSNull && delays["samples"] as? Int == 0)
     }

@@ -96,9 +96,9 @@ import Results
     }
 
     @Test func rttPercentilesFromTheHistogram() throws {
-        let d = DelayPercentiles(nanoseconds: (1...100).map { UInt64($0) * 1_000_000 })
+        let d = Percentiles(nanoseconds: (1...100).map { UInt64($0) * 1_000_000 })
         #expect(near(d.min, 1, 0.01) && near(d.p50, 50, 0.1) && near(d.p99, 99, 0.1) && near(d.max, 100, 0.1))
-        #expect(DelayPercentiles(nanoseconds: []).p50 == nil)
+        #expect(Percentiles(nanoseconds: []).p50 == nil)
     }
 
     @Test func classificationSplitsDirectionsAndCountsDuplicatesAndLate() throws {

@@ -13,8 +13,8 @@ import Testing
     static func capacity(rate: Double, lost: Int = 0, sent: Int = 100) -> PairCapacity {
         PairCapacity(resolver: "192.0.2.1:53", domain: "vpn.lab.test", queryCharacters: 100, answerBytes: 500,
                                     steps: [], sustainableRate: rate, troubledRate: rate * 1.1, limitedBy: .rateLimiter,
-                                    evidence: "test", lossAtSustainable: .init(count: lost, total: sent),
-                                    rttAtSustainableMs: .init([1, 2, 3]), recovered: true, seconds: 12)
+                                    evidence: "test", lossAtSustainable: .init(count: lost, samples: sent),
+                                    rttAtSustainableMs: .nearestRank([1, 2, 3]), recovered: true, seconds: 12)
     }
 
     /// Never-measured pairs that are up start at once, at most `parallel` at a time; a pair being

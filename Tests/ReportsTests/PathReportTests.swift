@@ -51,7 +51,7 @@ import Results
     @Test func jsonCarriesTheDocumentedFields() throws {
         let text = try ReportWriter.json(Self.sample())
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
-        #expect(object["schema"] as? String == "tunnelprobe.path/1")
+        #expect(object["schema"] as? String == "tunnelprobe.path/2")
         let r = try #require((object["resolvers"] as? [[String: Any]])?.first)
         let loss = try #require(r["loss"] as? [String: Any])
         for direction in ["up", "down", "roundTrip"] {

@@ -16,7 +16,7 @@ import Results
     static func capacity(_ resolver: String, rate: Double, loss: Int = 0) -> PairCapacity {
         PairCapacity(resolver: resolver, domain: "vpn.lab.test", queryCharacters: 237, answerBytes: 900, steps: [],
                      sustainableRate: rate, troubledRate: rate * 1.1, limitedBy: .rateLimiter, evidence: "test",
-                     lossAtSustainable: .init(count: loss, total: 100), rttAtSustainableMs: .init([1, 2, 3]), recovered: true,
+                     lossAtSustainable: .init(count: loss, samples: 100), rttAtSustainableMs: .nearestRank([1, 2, 3]), recovered: true,
                      seconds: 1)
     }
 
@@ -91,11 +91,26 @@ import Results
         #expect(s.problem() != nil)
     }
 
+    /// rank/1 and monitor/2 wrote a rate step's loss as count/total/ratio/low/high and its RTT
+    /// without `samples`: both still read into the shared `Proportion` and `Percentiles`, and write
+    /// back in the one form.
+    @Test func rateStepFiguresOfEarlierSchemasStillRead() throws {
+        let loss = try JSONDecoder().decode(Proportion.self, from: Data(#"{"count": 2, "total": 100, "ratio": 0.02, "low": 0.0055, "high": 0.0700}"#.utf8))
+        #expect(loss.count == 2 && loss.samples == 100 && loss.ratio == 0.02 && loss.ciLow == 0.0055 && loss.ciHigh == 0.07)
+        let rtt = try JSONDecoder().decode(Percentiles.self, from: Data(#"{"p50": 1.5, "p90": 2, "p99": 3, "max": 4}"#.utf8))
+        #expect(rtt.samples == 0 && rtt.p50 == 1.5 && rtt.max == 4 && rtt.min == nil)
+        let written = try ReportWriter.json(Proportion(count: 2, samples: 100))
+        #expect(written.contains("\"samples\" : 100") && written.contains("\"ciLow\"") && !written.contains("\"total\""))
+        // A loss with neither key is refused, not read as an empty sample.
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(Proportion.self, from: Data(#"{"count": 2}"#.utf8)) }
+        #expect(ReportKind.rank.readableSchemas == ["tunnelprobe.rank/2", "tunnelprobe.rank/1"])
+    }
+
     /// Nearest-rank percentiles keep every value a measured one.
     @Test func percentiles() throws {
-        let p = try #require(CapacityStep.Percentiles((1...100).map(Double.init)))
-        #expect(p.p50 == 50 && p.p90 == 90 && p.p99 == 99 && p.max == 100)
-        #expect(CapacityStep.Percentiles([]) == nil)
+        let p = try #require(Percentiles.nearestRank((1...100).map(Double.init)))
+        #expect(p.p50 == 50 && p.p90 == 90 && p.p99 == 99 && p.max == 100 && p.min == 1 && p.samples == 100)
+        #expect(Percentiles.nearestRank([]) == nil)
     }
 }
 
@@ -153,7 +168,7 @@ import Results
         let json = try ReportWriter.json(report)
         let back = try JSONDecoder().decode(MonitorReport.self, from: Data(json.utf8))
         // The RTT reservoir is working state, not part of the report: compare what is written.
-        #expect(try ReportWriter.json(back) == json && back.schema == "tunnelprobe.monitor/2" && back.pairs.first?.rates == p.rates)
+        #expect(try ReportWriter.json(back) == json && back.schema == "tunnelprobe.monitor/3" && back.pairs.first?.rates == p.rates)
         let md = report.markdown()
         #expect(md.contains("## Sustainable rate over time") && md.contains("RFC 2544 26.1") && md.contains("RFC 7680") && md.contains("RFC 2681"))
         #expect(md.contains("| 192.0.2.1:53 | vpn.lab.test | 3 | 100 q/s at 1.5 s | 45.0 q/s at 61.5 s | rateLimiter | 2.0 % ["), "\(md)")
@@ -167,7 +182,7 @@ import Results
         let old = MonitorReport(run: RankReportTests.run, scan: RankReportTests.run, intervalSeconds: 60, attempts: 2, timeoutMs: 2000,
                                 rounds: 1, checks: 1, elapsedSeconds: 1, pairs: [PairStability(resolver: "192.0.2.1:53", domain: "vpn.lab.test", spare: false)],
                                 rewrites: 0, rewriteTimes: [], memory: [.init(checks: 1, rssKB: 1000)], engines: ["masterdnsvpn-go"])
-        let v1 = try ReportWriter.json(old).replacingOccurrences(of: "tunnelprobe.monitor/2", with: "tunnelprobe.monitor/1")
+        let v1 = try ReportWriter.json(old).replacingOccurrences(of: "tunnelprobe.monitor/3", with: "tunnelprobe.monitor/1")
         #expect(!v1.contains("rates") && !v1.contains("heapInUseKB"))
         let decoded = try JSONDecoder().decode(MonitorReport.self, from: Data(v1.utf8))
         #expect(decoded.pairs.first?.rates == nil && decoded.rates == nil && !decoded.markdown().contains("Sustainable rate"))

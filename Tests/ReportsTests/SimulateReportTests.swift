@@ -51,7 +51,7 @@ import Results
     @Test func jsonHasTheDocumentedKeys() throws {
         let text = try ReportWriter.json(Self.sample())
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
-        #expect(object["schema"] as? String == "tunnelprobe.simulate/2")
+        #expect(object["schema"] as? String == "tunnelprobe.simulate/3")
         let level = try #require((object["levels"] as? [[String: Any]])?.last)
         for key in ["level", "k", "m", "residualLossFEC", "residualLoss", "recoveredByFEC", "repairedByARQ", "overhead"] {
             #expect(level[key] != nil, "\(key)")

@@ -18,8 +18,8 @@ extension RankReport {
                         pairs.map { p in
                             [HTML.escape(p.resolver), (p.transport ?? .udp).rawValue, HTML.escape(p.domain), HTML.number(p.sustainableRate),
                              HTML.number(p.troubledRate), HTML.badge(p.limitedBy.rawValue, p.sustainableRate > 0 ? .neutral : .bad),
-                             p.lossAtSustainable.map { "\(HTML.formatFixed($0.ratio * 100, decimals: 1)) % [\(HTML.formatFixed($0.low * 100, decimals: 1)), \(HTML.formatFixed($0.high * 100, decimals: 1))]" } ?? "–",
-                             p.rttAtSustainableMs.map { "\(HTML.formatFixed($0.p50, decimals: 1)) / \(HTML.formatFixed($0.p90, decimals: 1)) / \(HTML.formatFixed($0.p99, decimals: 1))" } ?? "–",
+                             p.lossAtSustainable?.percentWithInterval { HTML.formatFixed($0, decimals: 1) } ?? "–",
+                             p.rttAtSustainableMs?.figures(Percentiles.p50p90p99) { HTML.formatFixed($0, decimals: 1) } ?? "–",
                              HTML.escape(p.evidence)]
                         }, numeric: [3, 4])
         // Over TCP, TLS and HTTPS: the per-transport table of rank.md, with what a stream changes.

@@ -8,7 +8,7 @@
 /// Schema 2 added `rates`, the rate fields of each pair and the heap figures of the memory samples
 /// (all optional, so a schema 1 file decodes as 2).
 public struct MonitorReport: Codable, Sendable, Hashable {
-    public static let schemaName = "tunnelprobe.monitor/2"
+    public static let schemaName = "tunnelprobe.monitor/3"
 
     public var schema: String = MonitorReport.schemaName
     public var run: RunInfo

@@ -182,9 +182,9 @@ public struct RateSample: Codable, Sendable, Hashable {
     public var troubledRate: Double?
     public var limitedBy: CapacityLimit
     /// Loss of the step at the sustainable rate, with its Wilson 95 % interval.
-    public var loss: CapacityStep.Proportion?
+    public var loss: Proportion?
     /// RTT percentiles of the answered queries of that step, milliseconds.
-    public var rttMs: CapacityStep.Percentiles?
+    public var rttMs: Percentiles?
     /// Steps sent, and why the search ended where it did.
     public var steps: Int
     public var evidence: String

@@ -1,31 +1,5 @@
 public import Base
 
-/// Round-trip (or one-way) delay percentiles from an HdrHistogram of microseconds (3 significant digits,
-/// so every figure is within 0.1 % of the recorded value); computed by `DelayPercentiles(nanoseconds:)` (PathMetrics).
-public struct DelayPercentiles: Codable, Sendable, Hashable {
-    public var samples: Int
-    @NullCoded public var min: Double?
-    @NullCoded public var p50: Double?
-    @NullCoded public var p90: Double?
-    @NullCoded public var p99: Double?
-    @NullCoded public var max: Double?
-    /// The delay at each percentile 1...100 (100 values): the distribution a CDF chart draws.
-    public var cdf: [Double]?
-    @NullCoded public var reason: String?
-
-    public init(samples: Int, min: Double? = nil, p50: Double? = nil, p90: Double? = nil, p99: Double? = nil, max: Double? = nil,
-                cdf: [Double]? = nil, reason: String? = nil) {
-        self.samples = samples
-        self.min = min
-        self.p50 = p50
-        self.p90 = p90
-        self.p99 = p99
-        self.max = max
-        self.cdf = cdf
-        self.reason = reason
-    }
-}
-
 /// RFC 3550 section 6.4.1 interarrival jitter (algorithm in appendix A.8), in milliseconds.
 ///
 /// For consecutive packets i, j in arrival order: D(i, j) = (Rj - Ri) - (Sj - Si); J += (|D| - J) / 16.

@@ -62,9 +62,9 @@ public struct PathAnalysis: Codable, Sendable, Hashable {
     }
 
     public struct OneWay: Codable, Sendable, Hashable {
-        public var up: DelayPercentiles
-        public var down: DelayPercentiles
-        public init(up: DelayPercentiles, down: DelayPercentiles) {
+        public var up: Percentiles
+        public var down: Percentiles
+        public init(up: Percentiles, down: Percentiles) {
             self.up = up
             self.down = down
         }
@@ -78,7 +78,7 @@ public struct PathAnalysis: Codable, Sendable, Hashable {
     /// vs client arrival order) and round trip (send order vs client arrival order).
     public var reordering: PerDirection<Reordering>
     public var duplicates: Duplicates
-    public var rtt: DelayPercentiles
+    public var rtt: Percentiles
     public var jitter: Jitter
     public var ipdv: DelayVariation
     /// One-way delays, only when the caller vouches that both clocks agree; nil otherwise.
@@ -88,7 +88,7 @@ public struct PathAnalysis: Codable, Sendable, Hashable {
 
     public init(counts: Counts, loss: PerDirection<Proportion>, lossPatterns: PerDirection<LossPattern>,
                 gilbert: PerDirection<GilbertFit>, reordering: PerDirection<Reordering>, duplicates: Duplicates,
-                rtt: DelayPercentiles, jitter: Jitter, ipdv: DelayVariation, oneWay: OneWay?, fates: [PathFate],
+                rtt: Percentiles, jitter: Jitter, ipdv: DelayVariation, oneWay: OneWay?, fates: [PathFate],
                 timeline: LossTimeline) {
         self.counts = counts
         self.loss = loss

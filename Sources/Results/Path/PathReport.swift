@@ -1,9 +1,9 @@
 public import Base
 
-/// `path.json` (schema `tunnelprobe.path/1`): per resolver, what the path did to a paced stream of
+/// `path.json` (schema `tunnelprobe.path/2`; version 2 writes unmeasured delay figures as null in the shared `Percentiles`, version 1 files still load): per resolver, what the path did to a paced stream of
 /// sequenced probes, upstream and downstream apart.
 public struct PathReport: Codable, Sendable, Hashable {
-    public static let schemaName = "tunnelprobe.path/1"
+    public static let schemaName = "tunnelprobe.path/2"
 
     public var schema: String = PathReport.schemaName
     public var run: RunInfo
@@ -169,7 +169,7 @@ public struct PathReport: Codable, Sendable, Hashable {
         public var gilbertByDirection: PathAnalysis.PerDirection<GilbertFit>
         public var reordering: ReorderingSummary
         public var duplicates: PathAnalysis.Duplicates
-        public var rttMs: DelayPercentiles
+        public var rttMs: Percentiles
         @NullCoded public var jitterMs: Double?
         @NullCoded public var jitterReason: String?
         public var ipdvMs: DelayVariation

@@ -22,7 +22,7 @@ public struct StreamPathResult: Sendable, Codable, Hashable {
     public var offeredRate: Double
     public var answeredRate: Double
     /// RTT percentiles of the answered probes, milliseconds (RFC 2681, nearest rank).
-    public var rttMs: CapacityStep.Percentiles?
+    public var rttMs: Percentiles?
     /// The query sent before the stream on connections not yet open: its RTT includes the set-up.
     public var firstQueryMs: Double?
     public var firstQueryFailure: String?
@@ -31,7 +31,7 @@ public struct StreamPathResult: Sendable, Codable, Hashable {
     public var lastConnectionFailure: String?
 
     public init(resolver: String, transport: DNSTransport, sent: Int, answered: Int, timedOut: Int, refused: Int, servfail: Int,
-                otherFailures: Int, offeredRate: Double, answeredRate: Double, rttMs: CapacityStep.Percentiles?,
+                otherFailures: Int, offeredRate: Double, answeredRate: Double, rttMs: Percentiles?,
                 firstQueryMs: Double?, firstQueryFailure: String?, connections: ConnectionCounts, lastConnectionFailure: String?) {
         self.resolver = resolver
         self.transport = transport
@@ -52,5 +52,5 @@ public struct StreamPathResult: Sendable, Codable, Hashable {
 
     /// Timeouts over sent (RFC 7680's loss ratio applied to the query's round trip, Tmax = --tmax),
     /// with its Wilson 95 % interval.
-    public var timeouts: CapacityStep.Proportion { CapacityStep.Proportion(count: timedOut, total: sent) }
+    public var timeouts: Proportion { Proportion(count: timedOut, samples: sent) }
 }

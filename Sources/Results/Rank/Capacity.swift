@@ -81,44 +81,7 @@ public struct CapacityStep: Sendable, Codable, Hashable {
 
     public var failures: Int { sent - answered }
     /// RFC 7680 loss ratio over the step's queries, with its Wilson 95 % interval.
-    public var loss: Proportion { Proportion(count: lost, total: sent) }
-
-    public struct Percentiles: Sendable, Codable, Hashable {
-        public var p50: Double
-        public var p90: Double
-        public var p99: Double
-        public var max: Double
-
-        /// Nearest-rank percentiles of `samples` (RFC 2681 leaves the statistic to the user; the
-        /// nearest-rank method of RFC 2330 6.6.1 keeps every reported value a measured one).
-        public init?(_ samples: [Double]) {
-            guard !samples.isEmpty else { return nil }
-            let sorted = samples.sorted()
-            func rank(_ p: Double) -> Double { sorted[Swift.min(sorted.count - 1, Swift.max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))] }
-            p50 = rank(0.5)
-            p90 = rank(0.9)
-            p99 = rank(0.99)
-            max = sorted[sorted.count - 1]
-        }
-    }
-
-    /// A count out of a total with its Wilson score interval (95 %).
-    public struct Proportion: Sendable, Codable, Hashable {
-        public var count: Int
-        public var total: Int
-        public var ratio: Double
-        public var low: Double
-        public var high: Double
-
-        public init(count: Int, total: Int) {
-            self.count = count
-            self.total = total
-            ratio = total > 0 ? Double(count) / Double(total) : 0
-            let interval = WilsonInterval(successes: count, trials: total)
-            low = interval?.low ?? 0
-            high = interval?.high ?? 1
-        }
-    }
+    public var loss: Proportion { Proportion(count: lost, samples: sent) }
 
     public init(targetRate: Double, offeredRate: Double, sent: Int, answered: Int, lost: Int, refused: Int,
                 servfail: Int, otherFailures: Int, answeredRate: Double, rttMs: Percentiles? = nil, troubled: Bool,
@@ -174,8 +137,8 @@ public struct PairCapacity: Sendable, Codable, Hashable {
     /// Why, in one line (REFUSED seen, delay grew from x to y ms, ...).
     public var evidence: String
     /// Loss and RTT percentiles of the step at `sustainableRate`.
-    public var lossAtSustainable: CapacityStep.Proportion?
-    public var rttAtSustainableMs: CapacityStep.Percentiles?
+    public var lossAtSustainable: Proportion?
+    public var rttAtSustainableMs: Percentiles?
     /// After the first trouble, a step at the sustainable rate: clean again means the resolver
     /// recovers below its limit.
     public var recovered: Bool?
@@ -193,7 +156,7 @@ public struct PairCapacity: Sendable, Codable, Hashable {
 
     public init(resolver: String, domain: String, queryCharacters: Int, answerBytes: Int, steps: [CapacityStep],
                 sustainableRate: Double, troubledRate: Double?, limitedBy: CapacityLimit, evidence: String,
-                lossAtSustainable: CapacityStep.Proportion?, rttAtSustainableMs: CapacityStep.Percentiles?,
+                lossAtSustainable: Proportion?, rttAtSustainableMs: Percentiles?,
                 recovered: Bool?, seconds: Double) {
         self.resolver = resolver
         self.domain = domain

@@ -8,7 +8,7 @@
 /// (its frame at the synced MTU, from the engine model) times the answered queries per second at
 /// that rate: sustainable rate x (1 - loss ratio).
 public struct RankReport: Codable, Sendable, Hashable {
-    public static let schemaName = "tunnelprobe.rank/1"
+    public static let schemaName = "tunnelprobe.rank/2"
 
     public var schema: String = RankReport.schemaName
     public var run: RunInfo

@@ -4,7 +4,7 @@ public struct SimulateReport: Codable, Sendable, Hashable {
     /// /2: the recommendation follows a new rule (`recommendationRule`): residual loss, stalls, in-order
     /// delay and goodput instead of first-arrival p99. New fields (groupsFormed, clusterIntervals,
     /// replications, channel, the recommendation's dropped/tiedWith/decidedBy) are additive.
-    public static let schemaName = "tunnelprobe.simulate/2"
+    public static let schemaName = "tunnelprobe.simulate/3"
 
     public var schema: String = SimulateReport.schemaName
     public var run: RunInfo

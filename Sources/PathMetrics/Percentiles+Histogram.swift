@@ -1,7 +1,7 @@
 import Histogram
 public import Results
 
-extension DelayPercentiles {
+extension Percentiles {
     /// Longest delay the histogram tracks: one hour, far past any Tmax.
     static let highestMicros: UInt64 = 3_600_000_000
 
