@@ -18,12 +18,14 @@
 #     UDP socket; --send-path packet: frames built by the sweep on a packet socket, as ZMap does):
 #     packets per second sent, hosts found, CPU per probe, and the ratios to ZMap; then that each
 #     address was probed once by each of the six sweeps (the simulated hosts' count).
-#     Figures (three runs, shared 2-core machine, load average 15.4 to 15.7): sweep packet / ZMap pps
-#     at 50k 1.35, 2.63, 1.44; at 200k 1.59, 4.56, 1.14; unlimited 1.45, 1.17, 1.72 (ZMap 19.9k to
-#     26.8k pps there: the machine was busy); 1,703 of 1,703 always-answering hosts every run. The
-#     sending thread's time is the kernel's (87 % of perf's samples); sealing each probe took 23 %
-#     of it before (HMAC-SHA256 12.8, base32 3.8, allocation 3.3, the zone's text 2.6) and 7 % since
-#     KeyedHMAC runs on the C value-type SHA-256 with the zone absorbed once (README, "sweep").
+#     Figures (five runs, shared 2-core machine, other builds running): sweep packet / ZMap pps at
+#     50k 1.35, 2.63, 1.44, 1.01, 1.14; at 200k 1.59, 4.56, 1.14, 1.57, 1.20; unlimited 1.45, 1.17,
+#     1.72 at load average 15.4-15.7 (ZMap 20k-27k pps) and 1.05, 0.81 at 12.2-12.3 (ZMap 130k and
+#     181k pps): not yet at least ZMap's at unlimited in every run. 1,703 of 1,703 always-answering
+#     hosts and each address once per sweep in every run. The sending thread's time is the
+#     kernel's (87 % of perf's samples); sealing each probe took 23 % of it before (HMAC-SHA256
+#     12.8, base32 3.8, allocation 3.3, the zone's text 2.6) and 7 % since KeyedHMAC runs on the C
+#     value-type SHA-256 with the zone absorbed once (README, "sweep").
 # BIN=path uses that binary instead of building; RATE (default 5000), SEED (default 21), ANSWERING (the share
 # that answers, default 0.02; issue 27's target is with 0.03), ANCHOR=0 to skip the anchor, ZMAP=0 to skip the ZMap
 # comparison, ONLY_ZMAP=1 to run the comparison alone, ONLY_FULL=1 to run only the /16 sweep with the MTU scan
