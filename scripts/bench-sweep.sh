@@ -18,10 +18,10 @@
 #     UDP socket; --send-path packet: frames built by the sweep on a packet socket, as ZMap does):
 #     packets per second sent, hosts found, CPU per probe, and the ratios to ZMap; then that each
 #     address was probed once by each of the six sweeps (the simulated hosts' count).
-#     Figures (five runs, shared 2-core machine, other builds running): sweep packet / ZMap pps at
-#     50k 1.35, 2.63, 1.44, 1.01, 1.14; at 200k 1.59, 4.56, 1.14, 1.57, 1.20; unlimited 1.45, 1.17,
-#     1.72 at load average 15.4-15.7 (ZMap 20k-27k pps) and 1.05, 0.81 at 12.2-12.3 (ZMap 130k and
-#     181k pps): not yet at least ZMap's at unlimited in every run. 1,703 of 1,703 always-answering
+#     Figures (eight runs, shared 2-core machine, other builds running, load average 10.3-15.7):
+#     sweep packet / ZMap pps at 50k 1.35, 2.63, 1.44, 1.01, 1.14, 1.08, 1.09, 0.99; at 200k 1.59,
+#     4.56, 1.14, 1.57, 1.20, 1.14, 1.08, 1.05; unlimited 1.45, 1.17, 1.72, 1.05, 0.81, 1.91, 0.81,
+#     2.61 (ZMap 20k to 181k pps): not yet at least ZMap's in every run. 1,703 of 1,703 always-answering
 #     hosts and each address once per sweep in every run. The sending thread's time is the
 #     kernel's (87 % of perf's samples); sealing each probe took 23 % of it before (HMAC-SHA256
 #     12.8, base32 3.8, allocation 3.3, the zone's text 2.6) and 7 % since KeyedHMAC runs on the C
