@@ -80,6 +80,9 @@ let package = Package(
         .systemLibrary(name: "CMalloc"),
         // sendmmsg/recvmmsg (glibc declares them only under _GNU_SOURCE): the sweep's batched send path.
         .target(name: "CSocketBatch"),
+        // SHA-256 as a C value (the SHA extensions when the CPU has them): HMAC tags per probe
+        // without swift-crypto's allocation per copied hash state (ProbeProtocol's KeyedHMAC).
+        .target(name: "CSHA256"),
         // The per-packet fates interchange format (docs/FATES.md) that path, trace, impair and simulate share.
         .target(name: "Fates", dependencies: ["Base", "OSLayer"], swiftSettings: strict),
         // RFC 1035 / RFC 6891 message codec, label payload codecs, QNAME capacity arithmetic.
@@ -92,7 +95,7 @@ let package = Package(
         .target(
             name: "ProbeProtocol",
             dependencies: [
-                "Base", "DNSWire", .product(name: "Crypto", package: "swift-crypto"),
+                "Base", "DNSWire", "CSHA256", .product(name: "Crypto", package: "swift-crypto"),
                 // ChaCha20 without Poly1305 (MasterDnsVPN's encryption method 2).
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
@@ -222,7 +225,7 @@ let package = Package(
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzEntries", "TestSupport"]),
         .testTarget(
             name: "ProbeProtocolTests",
-            dependencies: ["ProbeProtocol", "DNSWire", "Base", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["ProbeProtocol", "DNSWire", "Base", "CSHA256", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "ProbeServerTests",

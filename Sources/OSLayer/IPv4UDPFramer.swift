@@ -55,15 +55,22 @@ public struct IPv4UDPFramer: Sendable, Hashable {
 
     /// The Internet checksum (RFC 1071): the ones' complement of the ones' complement sum of the
     /// 16-bit big-endian words of `bytes` (an odd last byte padded with zero), plus `initial`.
+    /// Summed two words (four bytes) per step into 64 bits and folded at the end (RFC 1071 2(C):
+    /// a wider sum folds to the same 16-bit one): the packet path sums every probe's datagram.
     public static func checksum(_ bytes: UnsafeRawBufferPointer, initial: UInt32 = 0) -> UInt16 {
-        var sum = UInt64(initial)
+        var sum: UInt64 = 0
         var i = 0
         let n = bytes.count
-        while i + 1 < n {
-            sum += UInt64(bytes[i]) << 8 | UInt64(bytes[i + 1])
+        while i + 4 <= n {
+            sum &+= UInt64(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt32.self)))
+            i += 4
+        }
+        if i + 2 <= n {
+            sum &+= UInt64(bytes[i]) << 8 | UInt64(bytes[i + 1])
             i += 2
         }
-        if i < n { sum += UInt64(bytes[i]) << 8 }
+        if i < n { sum &+= UInt64(bytes[i]) << 8 }
+        sum &+= UInt64(initial)
         while sum >> 16 != 0 { sum = (sum & 0xFFFF) + (sum >> 16) }
         return ~UInt16(truncatingIfNeeded: sum)
     }

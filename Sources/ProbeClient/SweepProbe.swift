@@ -44,6 +44,13 @@ public struct SweepAnswer: Sendable, Hashable, Codable {
 /// name does not verify under the key (or carries another run's salt) is not ours and is dropped.
 /// An IPv6 target does not fit in 4 bytes: its probe carries the salt with the top bit flipped
 /// (`ipv6Mark`) and the target's index among the sweep's IPv6 addresses (`ranges`, at most 2^24).
+///
+/// The tag is the protocol's HMAC-SHA256 (truncated to 8 bytes), not a cheaper keyed function: the
+/// responder checks it before it answers with its authenticated echo, so another function would be
+/// another protocol version for every deployed `serve`. Without the key a sender off the path sees
+/// no probe and must guess the tag of a name it makes up (2^-64 per try); a sender on the path can
+/// only answer the probes it saw, as it could ZMap's. Its cost is kept down instead: the key's pads
+/// and the zone are absorbed once (`MetaSealer`) and each probe is sealed in place.
 public struct SweepProbe: Sendable {
     public let prober: Prober
     public let zone: DNSName
@@ -56,12 +63,15 @@ public struct SweepProbe: Sendable {
     /// bytes but for those (one label of the 48 meta characters right after the header, the rest
     /// the zone, the type and EDNS). nil when the layout is not that one (then `query` is used).
     private let template: [UInt8]?
+    /// The key's HMAC with the zone absorbed: each probe's tag hashes its 22 bytes only.
+    private let sealer: MetaSealer
 
     public init(prober: Prober, zone: DNSName, salt: UInt16, ranges: SweepRanges = SweepRanges()) {
         self.prober = prober
         self.zone = zone
         self.salt = salt
         self.ranges = ranges
+        sealer = MetaSealer(zone: zone, key: prober.key)
         template = Self.template(prober: prober, zone: zone, salt: salt)
     }
 
@@ -80,6 +90,7 @@ public struct SweepProbe: Sendable {
         self.salt = salt
         self.ranges = ranges
         self.template = template
+        sealer = MetaSealer(zone: zone, key: prober.key)
     }
 
     private func meta(for address: UInt32, millis: UInt16, ipv6: Bool = false) -> ProbeMeta {
@@ -106,12 +117,14 @@ public struct SweepProbe: Sendable {
             slot.copyBytes(from: bytes)
             return bytes.count
         }
-        guard template.count <= slot.count else { return nil }
-        let chars = meta(for: address, millis: millis, ipv6: ipv6).sealed(zone: zone, key: prober.key)
+        guard template.count <= slot.count, let base = slot.baseAddress else { return nil }
         slot.copyBytes(from: template)
         slot[0] = UInt8(id >> 8)
         slot[1] = UInt8(id & 0xFF)
-        UnsafeMutableRawBufferPointer(rebasing: slot[13..<(13 + chars.count)]).copyBytes(from: chars)
+        // The nonce as `nonce(salt:millis:address:)` lays it out, sealed straight into the label.
+        let mark = ipv6 ? salt ^ Self.ipv6Mark : salt
+        let nonce = UInt64(mark) << 48 | UInt64(millis) << 32 | UInt64(address)
+        sealer.writeEcho(nonce: nonce, encoding: prober.encoding, totalCharacters: ProbeMeta.characterCount, into: base + 13)
         return template.count
     }
 

@@ -117,21 +117,17 @@ public struct ProbeMeta: Hashable, Sendable {
     /// The 48 lowercase base32 characters of the sealed meta block: `body` and its tag (`tag`),
     /// built on the stack, one array per probe (the characters).
     public func sealed(zone: DNSName, key: ProbeKey) -> [UInt8] {
-        withUnsafeTemporaryAllocation(byteCount: Self.byteCount, alignment: 1) { block in
-            let bodyLength = Self.byteCount - Self.tagLength
-            block[0] = Self.version << 4 | kind.rawValue
-            block[1] = Self.encodingCode(encoding)
-            for (index, byte) in nonce.prefix(Self.nonceLength).enumerated() { block[2 + index] = byte }
-            block[10] = UInt8(truncatingIfNeeded: totalCharacters >> 8)
-            block[11] = UInt8(truncatingIfNeeded: totalCharacters)
-            for (index, byte) in parameters.prefix(Self.parameterLength).enumerated() { block[12 + index] = byte }
-            var hmac = key.keyedHMAC
-            zone.withLowercasedPresentationBytes { hmac.update($0) }
-            hmac.update(UnsafeRawBufferPointer(rebasing: block[0..<bodyLength]))
-            hmac.finalize { mac in
-                for index in 0..<Self.tagLength { block[bodyLength + index] = mac[index] }
+        let sealer = MetaSealer(zone: zone, key: key)
+        return [UInt8](unsafeUninitializedCapacity: Self.characterCount) { characters, initialized in
+            withUnsafeTemporaryAllocation(byteCount: Self.byteCount, alignment: 8) { block in
+                block[0] = Self.version << 4 | kind.rawValue
+                block[1] = Self.encodingCode(encoding)
+                for (index, byte) in nonce.prefix(Self.nonceLength).enumerated() { block[2 + index] = byte }
+                block[10] = UInt8(truncatingIfNeeded: totalCharacters >> 8)
+                block[11] = UInt8(truncatingIfNeeded: totalCharacters)
+                for (index, byte) in parameters.prefix(Self.parameterLength).enumerated() { block[12 + index] = byte }
+                initialized = sealer.seal(block, into: UnsafeMutableRawPointer(characters.baseAddress!))
             }
-            return LabelEncoding.base32.encode(UnsafeRawBufferPointer(block))
         }
     }
 
@@ -152,8 +148,7 @@ public struct ProbeMeta: Hashable, Sendable {
         }
         guard bytes.count == byteCount else { throw ProbeError(.notAProbe, "meta block has \(bytes.count) bytes") }
         guard bytes[0] >> 4 == version else { throw ProbeError(.unsupportedVersion, "probe version \(bytes[0] >> 4)") }
-        let body = Array(bytes[0..<(byteCount - tagLength)])
-        guard Keystream.equal(tag(body: body, zone: zone, key: key), Array(bytes[(byteCount - tagLength)...])) else {
+        guard MetaSealer(zone: zone, key: key).verifies(bytes) else {
             throw ProbeError(.badTag, "meta block tag does not verify")
         }
         guard let kind = ProbeKind(rawValue: bytes[0] & 0x0F) else { throw ProbeError(.unknownKind, "probe kind \(bytes[0] & 0x0F)") }
@@ -163,6 +158,62 @@ public struct ProbeMeta: Hashable, Sendable {
         let meta = ProbeMeta(kind: kind, encoding: encoding, nonce: Array(bytes[2..<10]),
                              totalCharacters: Int(bytes[10]) << 8 | Int(bytes[11]), parameters: Array(bytes[12..<22]))
         return (meta, bytes)
+    }
+}
+
+/// Seals meta blocks under one zone and key: the key's HMAC with the zone already absorbed, so a
+/// block costs its 22 bytes of hashing and two SHA-256 compressions (the inner and outer
+/// finalisations), written straight where the characters go. The sweep seals one per probe with
+/// it; `ProbeMeta.sealed` makes one per call.
+public struct MetaSealer: Sendable {
+    private let keyed: KeyedHMAC
+
+    public init(zone: DNSName, key: ProbeKey) {
+        var hmac = key.keyedHMAC
+        zone.withLowercasedPresentationBytes { hmac.update($0) }
+        keyed = hmac
+    }
+
+    /// Writes the tag of the 22-byte body at the start of `block` (30 bytes) into its last 8
+    /// bytes, then the 48 base32 characters of the whole block at `characters`; returns 48.
+    func seal(_ block: UnsafeMutableRawBufferPointer, into characters: UnsafeMutableRawPointer) -> Int {
+        let bodyLength = ProbeMeta.byteCount - ProbeMeta.tagLength
+        var hmac = keyed
+        hmac.update(UnsafeRawBufferPointer(rebasing: block[0..<bodyLength]))
+        hmac.finalize { mac in
+            for index in 0..<ProbeMeta.tagLength { block[bodyLength + index] = mac[index] }
+        }
+        return LabelEncoding.base32(UnsafeRawBufferPointer(block), into: characters)
+    }
+
+    /// Whether the last 8 of the 30 bytes of `block` are the tag of the 22 before them (compared
+    /// in constant time, in place).
+    func verifies(_ block: [UInt8]) -> Bool {
+        guard block.count == ProbeMeta.byteCount else { return false }
+        let bodyLength = ProbeMeta.byteCount - ProbeMeta.tagLength
+        var hmac = keyed
+        return block.withUnsafeBytes { raw in
+            hmac.update(UnsafeRawBufferPointer(rebasing: raw[0..<bodyLength]))
+            return hmac.finalize { mac in
+                var diff: UInt8 = 0
+                for index in 0..<ProbeMeta.tagLength { diff |= mac[index] ^ raw[bodyLength + index] }
+                return diff == 0
+            }
+        }
+    }
+
+    /// Writes the 48 characters of an echo probe's sealed meta block (no parameters) for the
+    /// 8-byte `nonce` (big-endian) at `characters`: the sweep's send path, with no array per probe.
+    public func writeEcho(nonce: UInt64, encoding: LabelEncoding, totalCharacters: Int, into characters: UnsafeMutableRawPointer) {
+        withUnsafeTemporaryAllocation(byteCount: ProbeMeta.byteCount, alignment: 8) { block in
+            _ = block.initializeMemory(as: UInt8.self, repeating: 0)
+            block[0] = ProbeMeta.version << 4 | ProbeKind.echo.rawValue
+            block[1] = ProbeMeta.encodingCode(encoding)
+            block.storeBytes(of: nonce.bigEndian, toByteOffset: 2, as: UInt64.self)
+            block[10] = UInt8(truncatingIfNeeded: totalCharacters >> 8)
+            block[11] = UInt8(truncatingIfNeeded: totalCharacters)
+            _ = seal(block, into: characters)
+        }
     }
 }
 

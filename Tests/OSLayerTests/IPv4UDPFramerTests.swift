@@ -63,6 +63,24 @@ import Testing
         }
     }
 
+    /// The checksum as RFC 1071 defines it (the byte-by-byte sum above), for every length up to
+    /// 70 bytes and any initial pseudo-header sum: the framer sums four bytes per step.
+    @Test func checksumIsTheOnesComplementOfTheSum() {
+        var seed: UInt64 = 5
+        for length in 0...70 {
+            let bytes = (0..<length).map { _ in
+                seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                return UInt8(truncatingIfNeeded: seed >> 33)
+            }
+            let initial = UInt32(truncatingIfNeeded: seed >> 40) & 0x3_FFFF
+            var folded = UInt32(Self.onesComplementSum(bytes)) + (initial & 0xFFFF) + (initial >> 16)
+            while folded >> 16 != 0 { folded = (folded & 0xFFFF) + (folded >> 16) }
+            let expected = ~UInt16(truncatingIfNeeded: folded)
+            let computed = bytes.withUnsafeBytes { IPv4UDPFramer.checksum($0, initial: initial) }
+            #expect(computed == expected, "\(length) bytes")
+        }
+    }
+
     @Test func aPayloadThatDoesNotFitIsRefused() {
         let framing = PacketFraming(framer: IPv4UDPFramer(source: Self.source, sourcePort: 1), interfaceIndex: 1, linkAddress: [])
         let batch = framing.makeBatch(capacity: 1, payloadSize: 16)

@@ -102,6 +102,37 @@ import Results
         let refused = try #require(sweep.match(try message.serialized(), source: target, millis: 140))
         #expect(refused.failure == .refused && !refused.answering)
     }
+
+    /// A forged answer is not ours: the probe's own name with another address in its nonce under
+    /// the tag it had (what an off-path forger who saw one probe could send for an address it never
+    /// saw probed), or with any byte of its tag changed. Only an answer whose name carries the
+    /// HMAC-SHA256 tag of its own bytes names an address.
+    @Test func forgedAnswersAreRejected() throws {
+        let key = try ProbeKey(bytes: Array(repeating: 3, count: 32))
+        let sweep = try probe(key: key)
+        let zone = try DNSName("vpn.sim.test")
+        let target = SweepRanges.parseIPv4("198.19.4.5")!
+        var message = try DNSMessage(parsing: try #require(sweep.query(for: target, millis: 100, id: 9)))
+        message.header.isResponse = true
+        message.edns = nil
+        let labels = try #require(message.questions[0].name.prefixLabels(droppingSuffix: zone))
+        let sealed = try LabelEncoding.base32.decode(try #require(labels.first))
+        try #require(sealed.count == ProbeMeta.byteCount)
+        func answer(_ block: [UInt8]) throws -> [UInt8] {
+            var forged = message
+            forged.questions[0].name = try DNSName(payload: LabelEncoding.base32.encode(block), under: zone)
+            return try forged.serialized()
+        }
+        #expect(sweep.match(try answer(sealed), source: target, millis: 140)?.address == "198.19.4.5")
+        var moved = sealed
+        moved[9] ^= 1  // the nonce's last byte: 198.19.4.4
+        #expect(sweep.match(try answer(moved), source: SweepRanges.parseIPv4("198.19.4.4")!, millis: 140) == nil)
+        for index in (ProbeMeta.byteCount - ProbeMeta.tagLength)..<ProbeMeta.byteCount {
+            var tampered = sealed
+            tampered[index] ^= 0x10
+            #expect(sweep.match(try answer(tampered), source: target, millis: 140) == nil, "tag byte \(index) changed")
+        }
+    }
 }
 
 /// The journal a resume reads: the state round-trips, appended lines come back in order, and a line

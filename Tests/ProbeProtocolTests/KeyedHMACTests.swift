@@ -1,3 +1,4 @@
+import CSHA256
 import Crypto
 @testable import ProbeProtocol
 import Testing
@@ -34,6 +35,51 @@ import Testing
                 let theirs = Self.hex(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key)))
                 #expect(ours == theirs, "key \(keyLength) bytes, message \(messageLength) bytes")
             }
+        }
+    }
+
+    /// The SHA extensions and the portable C compression give the same state for the same blocks
+    /// (on a CPU without the extensions there is one path only, and this checks nothing more).
+    @Test func bothCompressionsAgree() {
+        var generator = SeededBytes(seed: 11)
+        for count in [1, 2, 3, 7] {
+            let blocks = generator.bytes(64 * count)
+            let start = generator.bytes(32)
+            var portable: [UInt32] = (0..<8).map { (i: Int) -> UInt32 in
+                var word: UInt32 = 0
+                for byte in start[(4 * i)..<(4 * i + 4)] { word = word << 8 | UInt32(byte) }
+                return word
+            }
+            var extensions = portable
+            tp_sha256_compress_portable(&portable, blocks, count)
+            if tp_sha256_has_extensions() != 0 {
+                tp_sha256_compress_extensions(&extensions, blocks, count)
+                #expect(portable == extensions, "\(count) blocks")
+            }
+        }
+    }
+
+    /// FIPS 180-4's own examples (the empty message, "abc", the two-block 448-bit message) and
+    /// swift-crypto's SHA-256 over every length up to three blocks, fed in uneven pieces.
+    @Test func sha256AgreesWithSwiftCrypto() {
+        func digest(_ parts: [[UInt8]]) -> String {
+            var context = tp_sha256()
+            tp_sha256_init(&context)
+            for part in parts { part.withUnsafeBytes { tp_sha256_update(&context, $0.baseAddress, $0.count) } }
+            var out = [UInt8](repeating: 0, count: 32)
+            tp_sha256_final(&context, &out)
+            return Self.hex(out)
+        }
+        #expect(digest([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(digest([Array("abc".utf8)]) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(digest([Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)])
+            == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        var generator = SeededBytes(seed: 13)
+        for length in 0...192 {
+            let message = generator.bytes(length)
+            let cuts = [length / 5, length / 2, length - length / 7].sorted()
+            let parts = [Array(message[..<cuts[0]]), Array(message[cuts[0]..<cuts[1]]), Array(message[cuts[1]..<cuts[2]]), Array(message[cuts[2]...])]
+            #expect(digest(parts) == Self.hex(SHA256.hash(data: message)), "\(length) bytes")
         }
     }
 

@@ -26,6 +26,24 @@ import Testing
         }
     }
 
+    /// The sweep's `MetaSealer.writeEcho`, written in place from a nonce as one number, is the
+    /// sealed echo meta block with that nonce (big-endian), for every filler encoding.
+    @Test func echoWrittenInPlaceIsTheSealedBlock() throws {
+        var rng = SplitMix64(seed: 10)
+        let zone = try DNSName("VPN.Sim.Test")
+        let sealer = MetaSealer(zone: zone, key: testKey)
+        for encoding in LabelEncoding.allCases {
+            for _ in 0..<50 {
+                let value = rng.next()
+                let nonce = (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64($0))) }
+                let meta = ProbeMeta(kind: .echo, encoding: encoding, nonce: nonce, totalCharacters: 48)
+                var written = [UInt8](repeating: 0, count: 48)
+                written.withUnsafeMutableBytes { sealer.writeEcho(nonce: value, encoding: encoding, totalCharacters: 48, into: $0.baseAddress!) }
+                #expect(written == meta.sealed(zone: zone, key: testKey))
+            }
+        }
+    }
+
     @Test func digestCheckInPlace() {
         let bytes = Array("the characters that reached the responder".utf8)
         let digest = Keystream.digest(bytes)

@@ -7,29 +7,34 @@ internal enum BitPacking {
     }
 
     static func encode(_ bytes: UnsafeRawBufferPointer, bits: Int, alphabet: [UInt8]) -> [UInt8] {
-        let count = (bytes.count * 8 + bits - 1) / bits
+        guard !bytes.isEmpty else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: (bytes.count * 8 + bits - 1) / bits) { buffer, initialized in
+            initialized = encode(bytes, bits: bits, alphabet: alphabet, into: UnsafeMutableRawPointer(buffer.baseAddress!))
+        }
+    }
+
+    /// Writes the ceil(8n / bits) characters of `bytes` at `out`; returns how many.
+    static func encode(_ bytes: UnsafeRawBufferPointer, bits: Int, alphabet: [UInt8], into out: UnsafeMutableRawPointer) -> Int {
         let mask = UInt32(1) << bits - 1
-        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            var accumulator: UInt32 = 0
-            var pending = 0
-            var written = 0
-            for byte in bytes {
-                // pending < bits <= 7 before this, so the accumulator never needs more than 15 bits.
-                accumulator = accumulator << 8 | UInt32(byte)
-                pending += 8
-                while pending >= bits {
-                    pending -= bits
-                    buffer[written] = alphabet[Int((accumulator >> pending) & mask)]
-                    written += 1
-                }
-                accumulator &= (UInt32(1) << pending) - 1
-            }
-            if pending > 0 {
-                buffer[written] = alphabet[Int((accumulator << (bits - pending)) & mask)]
+        var accumulator: UInt32 = 0
+        var pending = 0
+        var written = 0
+        for byte in bytes {
+            // pending < bits <= 7 before this, so the accumulator never needs more than 15 bits.
+            accumulator = accumulator << 8 | UInt32(byte)
+            pending += 8
+            while pending >= bits {
+                pending -= bits
+                out.storeBytes(of: alphabet[Int((accumulator >> pending) & mask)], toByteOffset: written, as: UInt8.self)
                 written += 1
             }
-            initialized = written
+            accumulator &= (UInt32(1) << pending) - 1
         }
+        if pending > 0 {
+            out.storeBytes(of: alphabet[Int((accumulator << (bits - pending)) & mask)], toByteOffset: written, as: UInt8.self)
+            written += 1
+        }
+        return written
     }
 
     static func decode(_ chars: [UInt8], bits: Int, table: [UInt8], name: StaticString) throws(DNSWireError) -> [UInt8] {

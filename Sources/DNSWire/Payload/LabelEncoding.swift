@@ -62,6 +62,12 @@ public enum LabelEncoding: String, CaseIterable, Sendable, Codable {
         }
     }
 
+    /// Writes the base32 characters of `bytes` at `out` (ceil(8n / 5) of them, returned): a probe's
+    /// meta block straight into the datagram it goes out in, with no array per probe.
+    public static func base32(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) -> Int {
+        BitPacking.encode(bytes, bits: 5, alphabet: base32Alphabet, into: out)
+    }
+
     /// Throws `.invalidEncoding` at the offset of the first character outside the alphabet. The
     /// bit-packed encodings also refuse lengths no byte count encodes to and nonzero padding
     /// bits, so every accepted text is the one canonical encoding of its bytes.
