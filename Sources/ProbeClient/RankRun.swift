@@ -69,23 +69,42 @@ public struct RankRun: Sendable {
         let settings = probe.settings
         let clock = ContinuousClock()
         let started = clock.now
-        var results: [Int: PairCapacity] = [:]
-        await withTaskGroup(of: (Int, PairCapacity?).self) { group in
+        return await Self.schedule(order: order, parallel: settings.parallel, pairBudgetSeconds: settings.pairBudgetSeconds,
+                                   totalBudgetSeconds: settings.totalBudgetSeconds,
+                                   elapsedSeconds: { Double((clock.now - started).components.seconds) }) { index, budget in
+            let c = await measure(pairs[index], budgetSeconds: budget)
+            return Task.isCancelled && c.steps.isEmpty ? nil : c
+        }
+    }
+
+    /// The order `rank` measures `count` pairs in: a permutation seeded by the run's seed, so that
+    /// no resolver is always first (or always last, when the budget runs out).
+    public static func order(count: Int, seed: UInt64) -> [Int] {
+        var rng = SplitMix64(seed: seed)
+        return (0..<count).shuffled(using: &rng)
+    }
+
+    /// The scheduler: `measure(index, budget)` for each index of `order` in turn, `parallel` at once,
+    /// each with the smaller of `pairBudgetSeconds` and what `elapsedSeconds` leaves of
+    /// `totalBudgetSeconds`; none starts once the total budget is spent or the task is cancelled.
+    /// A nil measurement has no entry.
+    static func schedule<Measured: Sendable>(order: [Int], parallel: Int, pairBudgetSeconds: Double, totalBudgetSeconds: Double,
+                                             elapsedSeconds: @escaping @Sendable () -> Double,
+                                             measure: @escaping @Sendable (Int, Double) async -> Measured?) async -> [Int: Measured] {
+        var results: [Int: Measured] = [:]
+        await withTaskGroup(of: (Int, Measured?).self) { group in
             var next = order.makeIterator()
             func launch() -> Bool {
                 guard let index = next.next() else { return false }
-                let left = settings.totalBudgetSeconds - Double((clock.now - started).components.seconds)
+                let left = totalBudgetSeconds - elapsedSeconds()
                 guard left > 0, !Task.isCancelled else { return false }
-                let pair = pairs[index]
-                group.addTask {
-                    let c = await measure(pair, budgetSeconds: min(settings.pairBudgetSeconds, left))
-                    return (index, Task.isCancelled && c.steps.isEmpty ? nil : c)
-                }
+                let budget = min(pairBudgetSeconds, left)
+                group.addTask { (index, await measure(index, budget)) }
                 return true
             }
-            for _ in 0..<settings.parallel where launch() {}
-            while let (index, capacity) = await group.next() {
-                if let capacity { results[index] = capacity }
+            for _ in 0..<parallel where launch() {}
+            while let (index, measured) = await group.next() {
+                if let measured { results[index] = measured }
                 _ = launch()
             }
         }

@@ -152,8 +152,7 @@ struct RankCommand: AsyncParsableCommand {
         guard !pairs.isEmpty else { throw fail("the scan has no accepted pair to measure", Exit.badInput) }
 
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
-        var rng = SplitMix64(seed: seed)
-        let order = pairs.indices.shuffled(using: &rng)
+        let order = RankRun.order(count: pairs.count, seed: seed)
         let engine = QueryEngine(seed: seed)
         let encoding = LabelEncoding(rawValue: report.settings.encoding) ?? .base32
         var prober = Prober(engine: engine, key: key, encoding: encoding,
