@@ -76,6 +76,8 @@ let package = Package(
         ),
         // glibc's malloc.h (mallinfo2, mallopt), which the Glibc module leaves out: memory figures.
         .systemLibrary(name: "CMalloc"),
+        // A cache prefetch hint (__builtin_prefetch) for trace's transaction matcher.
+        .systemLibrary(name: "CPrefetch"),
         // sendmmsg/recvmmsg (glibc declares them only under _GNU_SOURCE): the sweep's batched send path.
         .target(name: "CSocketBatch"),
         // The per-packet fates interchange format (docs/FATES.md) that path, trace, impair and simulate share.
@@ -133,7 +135,7 @@ let package = Package(
         .target(
             name: "TraceAnalysis",
             dependencies: [
-                "Base", "Results", "Capture", "Fates",
+                "Base", "Results", "Capture", "Fates", "CPrefetch",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
