@@ -78,6 +78,8 @@ let package = Package(
         ),
         // glibc's malloc.h (mallinfo2, mallopt), which the Glibc module leaves out: memory figures.
         .systemLibrary(name: "CMalloc"),
+        // A cache prefetch hint (__builtin_prefetch) for trace's transaction matcher.
+        .systemLibrary(name: "CPrefetch"),
         // sendmmsg/recvmmsg (glibc declares them only under _GNU_SOURCE): the sweep's batched send path.
         .target(name: "CSocketBatch"),
         // SHA-256 as a C value (the SHA extensions when the CPU has them): HMAC tags per probe
@@ -138,7 +140,7 @@ let package = Package(
         .target(
             name: "TraceAnalysis",
             dependencies: [
-                "Base", "Results", "Capture", "Fates",
+                "Base", "Results", "Capture", "Fates", "CPrefetch",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],

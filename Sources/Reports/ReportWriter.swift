@@ -48,12 +48,8 @@ public enum ReportWriter {
 
     /// A run id that sorts by time: `20261121-184800-scan-3f9a`.
     public static func runID(kind: String, date: Date = Date()) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "UTC")
-        f.dateFormat = "yyyyMMdd-HHmmss"
         let suffix = String(UInt16.random(in: 0...UInt16.max), radix: 16)
-        return "\(f.string(from: date))-\(kind)-\(suffix)"
+        return "\(Timestamp.compact(date))-\(kind)-\(suffix)"
     }
 
     public static func timestamp(_ date: Date = Date()) -> String {

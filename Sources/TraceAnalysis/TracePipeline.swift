@@ -80,7 +80,12 @@ final class TracePipeline: @unchecked Sendable {
             if stop() { stopRequested.store(true, ordering: .relaxed) }
         }
         // The last batch was handed over after the reader's final writes (the semaphore orders them).
-        return (decoder, failure, front, order)
+        // The window goes back without a copy left here: the reading thread's Thread object may still
+        // hold this pipeline for a moment, and a second reference would make the caller's next change
+        // (the drain at the end of the capture) copy the window's 8 MiB ring.
+        let window = order
+        order = TimeOrderWindow(windowNanos: 0, maxEvents: 1)
+        return (decoder, failure, front, window)
     }
 
     private func produce() {
@@ -128,6 +133,9 @@ final class TracePipeline: @unchecked Sendable {
         self.decoder = decoder.pointee
         self.front = front.pointee
         self.order = order.pointee
+        // Let go of this thread's reference now, not in the `defer` after the signal below: the caller,
+        // woken by it, would otherwise find the window shared and copy its 8 MiB ring to drain it.
+        order.pointee = TimeOrderWindow(windowNanos: 0, maxEvents: 1)
         cursor.pointee.batch._withUnsafeGuaranteedRef { $0.last = true }
         full.signal()
     }

@@ -58,30 +58,54 @@ struct TransactionMatcher {
     /// The memory held right now (transactions pending, recently answered, recently lost).
     var openTransactions: Int { window.count + lost.count }
 
-    /// Where the reads that warm the cache go, so that the compiler keeps them.
-    private var warmed: UInt64 = 0
-
-    /// A batch of events. The index is larger than the cache: its slots for every lookup in the batch
-    /// and for the transactions about to leave the window are read first, in a tight loop of
-    /// independent loads that the processor overlaps (tens of cache misses in flight instead of one
-    /// at a time while matching).
+    /// A batch of events. The index is larger than the cache: the index slots of the lookup `lookahead`
+    /// events ahead, and of the transactions about to leave the window, are prefetched while the
+    /// matching goes on, so that each lookup finds its slot in the cache (a load per slot, as before,
+    /// stalled the loop on every miss; nothing waits for a prefetch).
     mutating func events(_ events: UnsafeBufferPointer<TraceEvent>) {
         window.own()
-        // In runs of `warmRun` events: the slots read ahead are still in the nearest caches when the
-        // matching reaches them (2048 at a time, the first ones had left them again).
-        var start = 0
-        while start < events.count {
-            let end = min(events.count, start + Self.warmRun)
-            var sink: UInt64 = 0
-            for i in start..<end { sink &+= window.touch(events[i].hash) }
-            sink &+= window.touchOldest(end - start)
-            warmed &+= sink
-            for i in start..<end { event(events[i]) }
-            start = end
+        let n = events.count
+        for i in 0..<min(n, Self.lookahead) { window.prefetch(events[i].hash) }
+        for i in 0..<n {
+            if i + Self.lookahead < n { window.prefetch(events[i + Self.lookahead].hash) }
+            window.prefetchOldest(ahead: Self.lookahead)
+            event(events[i])
         }
+        flushRTTs()
     }
 
-    static let warmRun = 256
+    /// Events (and departing transactions) whose index slots are asked for ahead of their turn: enough
+    /// to cover a memory latency at the matcher's pace (about 100 ns an event).
+    static let lookahead = 16
+
+    // RTTs go into the histograms in batches: a histogram's counters (20-90 KiB each) leave the
+    // nearest caches between two responses, and one increment at a time waited for each line; a run
+    // of independent increments overlaps the misses. The histograms hold the same counts either way
+    // (addition commutes); every batch is recorded before `events` returns.
+    static let rttBatch = 256
+    private var rttTargets = [Int32](repeating: 0, count: TransactionMatcher.rttBatch)
+    private var rttValues = [Int64](repeating: 0, count: TransactionMatcher.rttBatch)
+    private var rttCount = 0
+
+    /// An RTT for group `g`'s histogram, or with `resolver` for resolver `r`'s own (the overflow group).
+    @inline(__always) private mutating func recordRTT(_ rtt: Int64, group g: Int32, resolver r: Int32? = nil) {
+        if rttCount == Self.rttBatch { flushRTTs() }
+        rttTargets[rttCount] = r.map { -1 - $0 } ?? g
+        rttValues[rttCount] = rtt
+        rttCount += 1
+    }
+
+    private mutating func flushRTTs() {
+        for k in 0..<rttCount {
+            let target = rttTargets[k]
+            if target >= 0 {
+                groupMetrics[Int(target)].recordRTT(nanoseconds: rttValues[k])
+            } else {
+                resolverMetrics[Int(-1 - target)].recordRTT(nanoseconds: rttValues[k])
+            }
+        }
+        rttCount = 0
+    }
 
     @inline(__always)
     mutating func event(_ e: TraceEvent) {
@@ -175,8 +199,8 @@ struct TransactionMatcher {
                 // The RTT goes into the group's histogram only; a resolver's is the sum of its groups' at
                 // report time (one HdrHistogram record per response), except for the group that absorbs
                 // the overflow of several resolvers (`maxGroups`), recorded in the resolver's own.
-                groupMetrics[Int(t.group)].recordRTT(nanoseconds: rtt)
-                if t.group == overflowGroup { resolverMetrics[Int(r)].recordRTT(nanoseconds: rtt) }
+                recordRTT(rtt, group: t.group)
+                if t.group == overflowGroup { recordRTT(rtt, group: t.group, resolver: r) }
                 resolverMetrics[Int(r)].arrival(sequence: t.resolverSequence)
                 groupMetrics[Int(t.group)].arrival(sequence: t.groupSequence)
                 if t.fate >= 0 { fates.delivered(t.fate, delay: rtt) }

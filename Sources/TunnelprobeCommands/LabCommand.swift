@@ -56,6 +56,7 @@ struct LabSelection: ParsableArguments {
 extension LabCommand {
     struct Up: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "up",
             abstract: "Build the lab (idempotent) and wait until unbound and the responder answer.",
             discussion: """
                 A lab that is already up with the same settings is left as it is; one with other \
@@ -211,6 +212,7 @@ extension LabCommand {
 
     struct Down: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "down",
             abstract: "Stop the lab's daemons and remove its namespaces and state (idempotent).",
             discussion: """
                 Works on whatever a killed `lab up` left behind: everything is found from the name.
@@ -239,6 +241,7 @@ extension LabCommand {
 
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "status",
             abstract: "Show the lab's addresses, daemons and health; exit 1 unless it is up and healthy.",
             discussion: """
                 Example:
@@ -267,6 +270,7 @@ extension LabCommand {
 
     struct Exec: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "exec",
             abstract: "Run a command in the lab's client namespace and exit with its status.",
             discussion: """
                 Everything after `--` is the command; stdin, stdout and stderr are passed through.

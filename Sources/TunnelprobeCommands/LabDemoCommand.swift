@@ -9,6 +9,7 @@ extension LabCommand {
     /// `make demo`: one lab, every stage, one report directory with an index page.
     struct Demo: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "demo",
             abstract: "Bring the lab up, run scan -> path with capture -> trace -> simulate -> verify, write one report, take the lab down.",
             discussion: """
                 The lab gets an impairment relay in front of its resolver (seeded, --impair) so that the

@@ -10,6 +10,7 @@ extension LabCommand {
     /// `tunnelprobe lab internet`: the simulated /16 that `sweep` tests and benchmarks scan.
     struct Internet: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "internet",
             abstract: "A simulated internet: one namespace where every address of 198.19.0.0/16 answers as a seeded mix says.",
             discussion: """
                 Creates the namespace tpsim-<hex> with 198.19.0.0/16 routed to its loopback and one \

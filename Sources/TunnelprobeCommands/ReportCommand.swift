@@ -27,6 +27,7 @@ struct ReportCommand: ParsableCommand {
 
     struct Render: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "render",
             abstract: "Write index.html and the Markdown reports of a run directory from its JSON.",
             discussion: """
             Renders what it can: a missing or corrupt JSON file is named at the top of the page and on
@@ -68,6 +69,7 @@ struct ReportCommand: ParsableCommand {
 
     struct Compare: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "compare",
             abstract: "Say what changed from run A to run B: resolvers gained or lost, MTU and loss shifts, verdicts.",
             discussion: """
             Example:
@@ -101,6 +103,7 @@ struct ReportCommand: ParsableCommand {
 
     struct Presets: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "presets",
             abstract: "Lay the FEC levels of several simulate runs (one per path) side by side, with each path's recommendation.",
             discussion: """
             Each argument is a run directory of `simulate` (or its simulate.json), optionally named
@@ -150,6 +153,7 @@ struct ReportCommand: ParsableCommand {
 
     struct Merge: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "merge",
             abstract: "Merge scans from several vantage points into one scan report; each pair keeps where it was measured.",
             discussion: """
             Example:

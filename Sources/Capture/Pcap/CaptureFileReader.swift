@@ -21,8 +21,8 @@ public final class CaptureFileReader {
     public private(set) var records = 0
     private var handle: OpaquePointer?
     private var pcapng: PcapngReader?
-    /// A classic pcap's records from a memory map, when libpcap's loop can be taken over (MappedPcapRecords).
-    private var mapped: MappedPcapRecords?
+    /// A classic pcap's records read in blocks, when libpcap's loop can be taken over (PcapRecordBlocks).
+    private var blocks: PcapRecordBlocks?
     /// The stdio buffer of a classic pcap's stream (freed after `pcap_close` closed the stream).
     private var streamBuffer: UnsafeMutablePointer<CChar>?
     /// 256 KiB: 760 reads for a 200 MB capture; small enough to stay in the processor's cache.
@@ -35,11 +35,12 @@ public final class CaptureFileReader {
     public var linkTypeDescription: String { linkTypes.map(\.description).joined(separator: "+") }
 
     public convenience init(path: String, filter: String? = nil) throws(CaptureError) {
-        try self.init(path: path, filter: filter, mapRecords: true)
+        try self.init(path: path, filter: filter, blockRecords: true)
     }
 
-    /// `mapRecords: false` reads every record through libpcap (the reference the map is tested against).
-    init(path: String, filter: String?, mapRecords: Bool) throws(CaptureError) {
+    /// `blockRecords: false` reads every record through libpcap (the reference the block reader is
+    /// tested against); `blockSize` is the block reader's (tests cross block edges with small ones).
+    init(path: String, filter: String?, blockRecords: Bool, blockSize: Int = PcapRecordBlocks.defaultBlockSize) throws(CaptureError) {
         self.path = path
         let magic: UInt32
         switch Self.peekMagic(path) {
@@ -98,13 +99,14 @@ public final class CaptureFileReader {
                 throw CaptureError(.badFilter, "filter \"\(filter)\": \(message)", source: path)
             }
         }
-        if mapRecords { mapped = MappedPcapRecords(path: path, handle: p, magic: magic, filtered: filter?.isEmpty == false) }
+        if blockRecords {
+            blocks = PcapRecordBlocks(path: path, handle: p, magic: magic, filtered: filter?.isEmpty == false, blockSize: blockSize)
+        }
     }
 
     deinit {
         if let handle { pcap_close(handle) }
         streamBuffer?.deallocate()
-        mapped?.unmap()
     }
 
     /// Hands every record to `body` (frame bytes valid during the call, wire length, time in ns since
@@ -129,8 +131,8 @@ public final class CaptureFileReader {
             }, body)
             return
         }
-        if let mapped {
-            try forEachMappedFrame(mapped, stop: stop, body)
+        if let blocks {
+            try forEachBlockFrame(blocks, stop: stop, body)
             return
         }
         guard let p = handle else { return }
@@ -166,9 +168,9 @@ public final class CaptureFileReader {
         }
     }
 
-    /// The loop below over a memory map: the same records, times, checks and errors as libpcap's.
-    private func forEachMappedFrame(
-        _ file: MappedPcapRecords, stop: () -> Bool, _ body: (UnsafeRawBufferPointer, Int, Int64, LinkType) -> Void
+    /// The loop below over blocks of the file: the same records, times, checks and errors as libpcap's.
+    private func forEachBlockFrame(
+        _ file: PcapRecordBlocks, stop: () -> Bool, _ body: (UnsafeRawBufferPointer, Int, Int64, LinkType) -> Void
     ) throws(CaptureError) {
         let linkType = self.linkType
         // `offset` is where the loop below reports a record to start: 16 + the captured length after
@@ -176,16 +178,8 @@ public final class CaptureFileReader {
         // the file: `position` is where the next one really starts).
         var offset = 24
         var position = 24
-        // The map's pages already read are given back every 4 MiB (records before `position` are done).
-        var released = 0
-        let page = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
         while let next = file.record(at: position) {
-            if position - released >= 1 << 22 {
-                let upTo = position - position % page
-                file.release(released..<upTo)
-                released = upTo
-            }
-            let r: MappedPcapRecords.Record
+            let r: PcapRecordBlocks.Record
             switch next {
             case .record(let record): r = record
             case .failure(let message): throw CaptureError(.corrupt, message, source: path, offset: offset)
@@ -194,7 +188,6 @@ public final class CaptureFileReader {
             if records & 4095 == 0, stop() { return }
             let start = offset
             offset += 16 + r.captured
-            let data = file.base + position + 16
             position += 16 + r.stored
             let (whole, overflow) = r.seconds.multipliedReportingOverflow(by: 1_000_000_000)
             let (time, overflow2) = whole.addingReportingOverflow(r.fraction)
@@ -202,7 +195,7 @@ public final class CaptureFileReader {
                 throw CaptureError(.timestampOutOfRange, "timestamp out of range (\(r.seconds) s): not between 1970 and 2262-04-11",
                                    source: path, offset: start)
             }
-            body(UnsafeRawBufferPointer(start: data, count: r.captured), r.wire, time, linkType)
+            body(UnsafeRawBufferPointer(start: r.data, count: r.captured), r.wire, time, linkType)
         }
     }
 

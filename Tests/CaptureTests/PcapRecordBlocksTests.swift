@@ -2,12 +2,13 @@
 import Foundation
 import Testing
 
-/// The memory-mapped record loop (MappedPcapRecords) against libpcap's own, record for record: the same
+/// The block record loop (PcapRecordBlocks) against libpcap's own, record for record: the same
 /// frames, wire lengths, times and link type, the same error (code, message, byte offset) after the same
 /// records, on classic pcap files cut at every byte, with records longer than the snap length or than
 /// libpcap's maximum, in the other byte order, with microsecond and nanosecond time stamps and with
-/// time stamps libpcap reads as negative.
-@Suite struct MappedPcapRecordsTests {
+/// time stamps libpcap reads as negative, in blocks of the default size and of a few bytes (every
+/// record then crosses block edges).
+@Suite struct PcapRecordBlocksTests {
     struct Outcome: Equatable {
         var frames: [[UInt8]] = []
         var wires: [Int] = []
@@ -17,10 +18,10 @@ import Testing
         var records = 0
     }
 
-    static func read(_ path: String, map: Bool) -> Outcome {
+    static func read(_ path: String, blocks: Bool, blockSize: Int = PcapRecordBlocks.defaultBlockSize) -> Outcome {
         var out = Outcome()
         do {
-            let reader = try CaptureFileReader(path: path, filter: nil, mapRecords: map)
+            let reader = try CaptureFileReader(path: path, filter: nil, blockRecords: blocks, blockSize: blockSize)
             defer { out.records = reader.records }
             try reader.forEachFrame { frame, wire, time, link in
                 out.frames.append(Array(frame))
@@ -66,8 +67,10 @@ import Testing
         let path = CaptureFileReaderTests.temporary()
         defer { unlink(path) }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let mapped = Self.read(path, map: true), libpcap = Self.read(path, map: false)
-        #expect(mapped == libpcap, "\(label), \(bytes.count) bytes")
+        let libpcap = Self.read(path, blocks: false)
+        for blockSize in [PcapRecordBlocks.defaultBlockSize, 7, 64] {
+            #expect(Self.read(path, blocks: true, blockSize: blockSize) == libpcap, "\(label), \(bytes.count) bytes, blocks of \(blockSize)")
+        }
     }
 
     @Test(arguments: [false, true], [false, true])
