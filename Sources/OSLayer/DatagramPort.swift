@@ -99,6 +99,25 @@ public final class DatagramPort {
         return fd
     }
 
+    /// A socket from `openSocket` and its duplicate: `watched` for the event loop that reads the
+    /// first datagram of each readiness event (it owns and closes that descriptor), the port for
+    /// everything else (it closes the duplicate).
+    public static func open(ipv6: Bool, bufferBytes: Int32) throws(Errno) -> (watched: Int32, port: DatagramPort) {
+        let fd = try openSocket(ipv6: ipv6, bufferBytes: bufferBytes)
+        let own = dup(fd)
+        guard own >= 0 else {
+            let code = Errno(rawValue: errno)
+            Glibc.close(fd)
+            throw code
+        }
+        return (fd, DatagramPort(fd: own))
+    }
+
+    /// The errno of a datagram larger than the socket takes (EMSGSIZE).
+    public static let messageTooLong = EMSGSIZE
+    /// The errno of a peer with no route (EHOSTUNREACH).
+    public static let hostUnreachable = EHOSTUNREACH
+
     /// Takes ownership of `fd`, a UDP socket.
     public init(fd: Int32, receiveSlots: Int = 16, slotSize: Int = 65_536) {
         self.fd = fd

@@ -1,8 +1,5 @@
 import Base
 import OSLayer
-#if canImport(Glibc)
-import Glibc
-#endif
 public import NIOCore
 public import NIOPosix
 import NIOConcurrencyHelpers
@@ -64,14 +61,8 @@ public final class QueryEngine: Sendable {
         // recvmmsg (`DatagramPort`). A literal wildcard address, not a host to resolve: with a global
         // IPv6 address on the host, resolving "0.0.0.0" gives the v4-mapped ::ffff:0.0.0.0 on an
         // IPv6 socket, whose answers then come from ::ffff:a.b.c.d and match no query sent to a.b.c.d.
-        let fd = try DatagramPort.openSocket(ipv6: v6, bufferBytes: 4 << 20)
-        let own = dup(fd)
-        guard own >= 0 else {
-            close(fd)
-            throw IOError(errnoCode: errno, reason: "dup")
-        }
-        let dispatcher = Dispatcher(seed: seed ^ (v6 ? 0x9E37_79B9_7F4A_7C15 : 0), counters: counters,
-                                    port: DatagramPort(fd: own))
+        let (fd, port) = try DatagramPort.open(ipv6: v6, bufferBytes: 4 << 20)
+        let dispatcher = Dispatcher(seed: seed ^ (v6 ? 0x9E37_79B9_7F4A_7C15 : 0), counters: counters, port: port)
         let channel = try await DatagramBootstrap(group: loop)
             // NIO reads datagrams into 2048-byte buffers by default, which would cut large responses.
             // (Reading 16 per recvmmsg with 16 x 65,536-byte slices through NIO was tried for issue
@@ -278,8 +269,8 @@ final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
     /// as the channel errors NIO turned them into, any other errno as NIO's `IOError` for `sendmmsg`.
     static func describeSend(errno code: Int32, to address: SocketAddress) -> String {
         switch code {
-        case EMSGSIZE: "\(ChannelError.writeMessageTooLarge)"
-        case EHOSTUNREACH: "\(ChannelError.writeHostUnreachable)"
+        case DatagramPort.messageTooLong: "\(ChannelError.writeMessageTooLarge)"
+        case DatagramPort.hostUnreachable: "\(ChannelError.writeHostUnreachable)"
         default: describe(IOError(errnoCode: code, reason: "sendmmsg"), to: address)
         }
     }
@@ -309,7 +300,7 @@ final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
         let id = key.id
         request.bytes.withUnsafeBytes { bytes in
             request.address.withSockAddr { name, length in
-                port.enqueue(bytes, name: UnsafeRawPointer(name), nameLength: socklen_t(length)) { copy in
+                port.enqueue(bytes, name: UnsafeRawPointer(name), nameLength: UInt32(length)) { copy in
                     copy[0] = UInt8(truncatingIfNeeded: id >> 8)
                     copy[1] = UInt8(truncatingIfNeeded: id)
                 }
