@@ -13,6 +13,11 @@ Method (why it is built this way):
   generator always gets the first or the last slice.
 - For every slice the responder's CPU time is read from /proc/<pid>/stat: a responder busy close to
   100 % of its core is the bottleneck, whichever generator drives it.
+- For every slice the generator's own CPU time (user + system, all its threads, from the rusage of
+  the waited-for child) is divided by the queries it completed: CPU microseconds per query. On two
+  cores this is the figure a generator controls: with its core 100 % busy its rate is 1 / (its CPU
+  per query), and below the responder's CPU per query it can keep the responder saturated. It is
+  printed beside the rate; the ratio and the target are still the rates.
 - Generators: dnsperf on a data file of authenticated echo probes (`loadgen --write-queries`), with
   EDNS0 (-e) so its queries and the answers are byte for byte the size of the engine's;
   `engine` = `loadgen --mode prebuilt`, the query engine on probes built before the clock starts as
@@ -24,6 +29,7 @@ Prints one line per round and a summary; exit status 0 whether or not the target
 """
 import argparse
 import os
+import resource
 import re
 import statistics
 import subprocess
@@ -40,19 +46,27 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime, proc(5) fields 14 and 15
 
 
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_slice(command, responder):
-    """The generator's rate and the responder's busy fraction over the generator's own measured
+    """The generator's rate, the responder's busy fraction over the generator's own measured
     interval (queries completed / rate), so time spent before the clock starts (loadgen building
-    its probes) does not count as responder idle time."""
+    its probes) does not count as responder idle time, and the generator's CPU microseconds per
+    completed query (its whole process, start-up and, for `engine`, building its probes included)."""
     start_cpu = cpu_seconds(responder)
+    start_children = children_cpu()
     out = subprocess.run(command, capture_output=True, text=True).stdout
     used = cpu_seconds(responder) - start_cpu
+    generator_cpu = children_cpu() - start_children
     rate = re.search(r"Queries per second:\s+([\d.]+)", out)
     completed = re.search(r"Queries completed:\s+(\d+)", out)
-    if not rate or not completed or float(rate.group(1)) == 0:
-        return 0.0, 0.0
+    if not rate or not completed or float(rate.group(1)) == 0 or int(completed.group(1)) == 0:
+        return 0.0, 0.0, 0.0
     interval = int(completed.group(1)) / float(rate.group(1))
-    return float(rate.group(1)), min(1.0, used / interval)
+    return float(rate.group(1)), min(1.0, used / interval), generator_cpu / int(completed.group(1)) * 1e6
 
 
 def main():
@@ -88,19 +102,23 @@ def main():
         names = list(generators)
         rates = {name: [] for name in names}
         busy = {name: [] for name in names}
+        cost = {name: [] for name in names}
         for round_index in range(args.rounds):
             order = names[round_index % len(names):] + names[:round_index % len(names)]
             for name in order:
-                rate, load = run_slice(generators[name], responder.pid)
+                rate, load, micros = run_slice(generators[name], responder.pid)
                 rates[name].append(rate)
                 busy[name].append(load)
-            line = ", ".join(f"{n} {rates[n][-1] / 1000:.1f}k (responder {busy[n][-1] * 100:.0f} %)" for n in names)
+                cost[name].append(micros)
+            line = ", ".join(f"{n} {rates[n][-1] / 1000:.1f}k (responder {busy[n][-1] * 100:.0f} %, "
+                             f"{cost[n][-1]:.1f} us CPU/query)" for n in names)
             print(f"round {round_index + 1} [{' > '.join(order)}]: {line}", flush=True)
         print("summary (q/s; ratio to dnsperf per round, then its median and the rounds at or above 1):")
         for name in names:
             ratios = [r / d for r, d in zip(rates[name], rates["dnsperf"]) if d > 0]
             print(f"  {name:9s} median {statistics.median(rates[name]) / 1000:.1f}k, responder busy median "
-                  f"{statistics.median(busy[name]) * 100:.0f} %"
+                  f"{statistics.median(busy[name]) * 100:.0f} %, generator CPU median "
+                  f"{statistics.median(cost[name]):.2f} us/query"
                   + ("" if name == "dnsperf" else
                      f", ratio median {statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f}), "
                      f">= dnsperf in {sum(r >= 1 for r in ratios)}/{len(ratios)} rounds"))

@@ -104,10 +104,32 @@ public struct Prober: Sendable {
     }
 
     func exchange(_ bytes: [UInt8], resolver: Endpoint, question: DNSQuestion) async -> (DNSMessage?, ProbeOutcome) {
+        let (result, window) = await exchangeResult(bytes, resolver: resolver)
+        let (message, classified) = Self.classify(result, question: question)
+        var outcome = classified
+        window.mark(&outcome)
+        return (message, outcome)
+    }
+
+    /// What the congestion window said about one exchange, for its outcome.
+    struct WindowMarks {
+        /// Timed out while the window saw congestion.
+        var congested = false
+        /// Timed out while other expected answers were lost too.
+        var lostWithOthers = false
+
+        func mark(_ outcome: inout ProbeOutcome) {
+            if congested { outcome.congested = true }
+            if lostWithOthers { outcome.lostWithOthers = true }
+        }
+    }
+
+    /// One exchange through the pacer and the congestion window, before anything is read of the answer.
+    func exchangeResult(_ bytes: [UInt8], resolver: Endpoint) async -> (QueryResult, WindowMarks) {
         if let pacer { await pacer.wait(for: resolver) }
-        guard let address = resolver.socketAddress else { return (nil, .fail(.sendFailed, "bad address")) }
+        guard let address = resolver.socketAddress else { return (.sendFailed("bad address"), WindowMarks()) }
         guard let congestion else {
-            return Self.classify(await send(bytes, resolver: resolver, address: address), question: question)
+            return (await send(bytes, resolver: resolver, address: address), WindowMarks())
         }
         let ticket = await congestion.acquire(resolver, quiet: CongestionWindow.quiet)
         let result = await send(bytes, resolver: resolver, address: address)
@@ -120,10 +142,7 @@ public struct Prober: Sendable {
         }
         let completion = congestion.complete(ticket, resolver: resolver, answered: answered,
                                              expected: CongestionWindow.expected)
-        var (message, outcome) = Self.classify(result, question: question)
-        if timedOut, completion.congested { outcome.congested = true }
-        if timedOut, completion.othersLost { outcome.lostWithOthers = true }
-        return (message, outcome)
+        return (result, WindowMarks(congested: timedOut && completion.congested, lostWithOthers: timedOut && completion.othersLost))
     }
 
     /// What a response says before the probe's own records are read: rcode, TC, an echoed question.
@@ -202,8 +221,19 @@ public struct Prober: Sendable {
         return PreparedUpload(bytes: bytes, question: DNSQuestion(name: name, type: .txt), nonce: nonce, sent: sent)
     }
 
-    /// Judges what came back for a prepared upload probe.
+    /// Judges what came back for a prepared upload probe. An answer laid out as the responder
+    /// writes it (`expectedReply`) is read in place; any other goes through the full parse, with
+    /// the same outcome for every answer both can read (`ProbeFastPathJudgeTests`).
     public func judge(_ result: QueryResult, for probe: PreparedUpload) -> ProbeOutcome {
+        if case .response(let data, let rtt) = result, let reply = Self.expectedReply(data, query: probe.bytes) {
+            return judgeReply(reply, ProbeOutcome(failure: nil, rttNanos: rtt, responseSize: data.count),
+                              nonce: probe.nonce, sent: probe.sent)
+        }
+        return judgeByParsing(result, for: probe)
+    }
+
+    /// `judge` through the full parse, for any answer.
+    func judgeByParsing(_ result: QueryResult, for probe: PreparedUpload) -> ProbeOutcome {
         let (response, outcome) = Self.classify(result, question: probe.question)
         guard outcome.ok, let response else { return outcome }
         return judgeReply(response, outcome, name: probe.question.name, nonce: probe.nonce, sent: probe.sent)
@@ -214,18 +244,68 @@ public struct Prober: Sendable {
         guard let probe = prepareUpload(zone: zone, characters: characters, kind: kind) else {
             return .fail(.sendFailed, "\(characters) characters do not fit under \(zone)")
         }
-        let (response, outcome) = await exchange(probe.bytes, resolver: resolver, question: probe.question)
-        guard outcome.ok, let response else { return outcome }
-        return judgeReply(response, outcome, name: probe.question.name, nonce: probe.nonce, sent: probe.sent)
+        let (result, window) = await exchangeResult(probe.bytes, resolver: resolver)
+        var outcome = judge(result, for: probe)
+        window.mark(&outcome)
+        return outcome
+    }
+
+    /// The reply string of an answer with exactly the layout the responder writes for the probe
+    /// `query`: QR set, TC clear, NOERROR, the query's question byte for byte, one TXT answer
+    /// owned by a pointer to that question with one string of a reply's length, no authority
+    /// records and at most an OPT record without options or extended rcode. For such an answer
+    /// the full parse (`classify`, `replyBytes`) finds no fault and returns this string; anything
+    /// else is nil and goes through the full parse.
+    static func expectedReply(_ data: [UInt8], query: [UInt8]) -> [UInt8]? {
+        data.withUnsafeBufferPointer { m -> [UInt8]? in
+            query.withUnsafeBufferPointer { q -> [UInt8]? in
+                guard m.count >= 12, q.count >= 12,
+                      m[2] & 0x80 != 0, m[2] & 0x02 == 0, m[3] & 0x0F == 0,
+                      m[4] == 0, m[5] == 1, m[6] == 0, m[7] == 1, m[8] == 0, m[9] == 0, m[10] == 0, m[11] <= 1 else { return nil }
+                // The query's name: uncompressed labels up to the root octet.
+                var end = 12
+                while end < q.count, q[end] != 0 {
+                    guard q[end] & 0xC0 == 0 else { return nil }
+                    end += Int(q[end]) + 1
+                }
+                // The name and the type (TXT) as the query has them; the class is not read.
+                let questionEnd = end + 5
+                guard questionEnd <= q.count, q[end + 1] == 0, q[end + 2] == 16, questionEnd <= m.count else { return nil }
+                for i in 12..<(end + 3) where m[i] != q[i] { return nil }
+                // The answer: pointer to offset 12, TXT, any class and TTL, one string of 20 or 24 bytes.
+                var at = questionEnd
+                guard at + 12 <= m.count, m[at] == 0xC0, m[at + 1] == 12, m[at + 2] == 0, m[at + 3] == 16 else { return nil }
+                let rdataLength = Int(m[at + 10]) << 8 | Int(m[at + 11])
+                at += 12
+                guard at + rdataLength <= m.count, rdataLength >= 1 else { return nil }
+                let length = Int(m[at])
+                guard rdataLength == length + 1,
+                      length == ProbeReply.byteCount || length == ProbeReply.observedByteCount else { return nil }
+                let reply = Array(m[(at + 1)..<(at + 1 + length)])
+                at += rdataLength
+                if m[11] == 1 {
+                    // The OPT: root owner, type 41, any payload size, extended rcode 0, no options.
+                    guard at + 11 <= m.count, m[at] == 0, m[at + 1] == 0, m[at + 2] == 41, m[at + 5] == 0,
+                          m[at + 9] == 0, m[at + 10] == 0 else { return nil }
+                }
+                return reply
+            }
+        }
     }
 
     private func judgeReply(_ response: DNSMessage, _ base: ProbeOutcome, name: DNSName, nonce: [UInt8],
                             sent: [UInt8]) -> ProbeOutcome {
-        var outcome = base
         guard let data = Self.replyBytes(response, name: name) else {
+            var outcome = base
             outcome.failure = response.answers.isEmpty ? .noAnswer : .unauthenticated
             return outcome
         }
+        return judgeReply(data, base, nonce: nonce, sent: sent)
+    }
+
+    /// Authenticates and reads the reply string of an echo or upload probe's answer.
+    private func judgeReply(_ data: [UInt8], _ base: ProbeOutcome, nonce: [UInt8], sent: [UInt8]) -> ProbeOutcome {
+        var outcome = base
         let reply: ProbeReply
         do { reply = try ProbeReply.open(data, nonce: nonce, key: key) } catch {
             outcome.failure = .unauthenticated

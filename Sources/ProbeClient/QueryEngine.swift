@@ -1,4 +1,5 @@
 import Base
+import OSLayer
 public import NIOCore
 public import NIOPosix
 import NIOConcurrencyHelpers
@@ -55,23 +56,24 @@ public final class QueryEngine: Sendable {
         let slot = v6 ? self.v6 : self.v4
         // A socket that a send error closed (NIO closes a datagram channel on some errors) is replaced.
         if let existing = slot.withLockedValue({ $0 }), existing.channel.isActive { return existing }
-        let dispatcher = Dispatcher(seed: seed ^ (v6 ? 0x9E37_79B9_7F4A_7C15 : 0), counters: counters)
+        // The socket is opened here, not by NIO: the dispatcher sends through its own descriptor (a
+        // duplicate of the one NIO watches) with one sendmmsg per flush and reads the queue with
+        // recvmmsg (`DatagramPort`). A literal wildcard address, not a host to resolve: with a global
+        // IPv6 address on the host, resolving "0.0.0.0" gives the v4-mapped ::ffff:0.0.0.0 on an
+        // IPv6 socket, whose answers then come from ::ffff:a.b.c.d and match no query sent to a.b.c.d.
+        let (fd, port) = try DatagramPort.open(ipv6: v6, bufferBytes: 4 << 20)
+        let dispatcher = Dispatcher(seed: seed ^ (v6 ? 0x9E37_79B9_7F4A_7C15 : 0), counters: counters, port: port)
         let channel = try await DatagramBootstrap(group: loop)
-            .channelOption(.socketOption(.so_rcvbuf), value: 4 << 20)
             // NIO reads datagrams into 2048-byte buffers by default, which would cut large responses.
-            // (Reading 16 per recvmmsg with 16 x 65,536-byte slices was tried for issue 27: the closed
-            // loop fell from 63k to 39k answers/s, so one datagram per read stays.)
+            // (Reading 16 per recvmmsg with 16 x 65,536-byte slices through NIO was tried for issue
+            // 27: the closed loop fell from 63k to 39k answers/s; the dispatcher's own recvmmsg
+            // reads into slots allocated once.)
             .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 65_536))
-            .channelOption(.socketOption(.so_sndbuf), value: 4 << 20)
-            // Drain up to 16 datagrams per readiness event instead of NIO's default 4.
             .channelOption(.maxMessagesPerRead, value: 16)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(dispatcher) }
             }
-            // A literal address, not a host to resolve: with a global IPv6 address on the host,
-            // resolving "0.0.0.0" gives the v4-mapped ::ffff:0.0.0.0 on an IPv6 socket, whose
-            // answers then come from ::ffff:a.b.c.d and match no query sent to a.b.c.d.
-            .bind(to: try SocketAddress(ipAddress: v6 ? "::" : "0.0.0.0", port: 0)).get()
+            .withBoundSocket(fd).get()
         return slot.withLockedValue { current in
             if let current, current.channel.isActive { channel.close(promise: nil); return current }
             let socket = Socket(channel: channel, dispatcher: dispatcher)
@@ -144,12 +146,14 @@ extension SocketAddress {
 
 /// Lives on the channel's event loop: owns the table of queries in flight.
 ///
-/// Three things keep its cost per query close to a bare sender's: timeouts are checked by one sweep
-/// timer over deadline-ordered queues instead of a timer per query; writes that arrive in one
-/// event-loop tick share one flush (NIO then sends them with one `sendmmsg`).
+/// Four things keep its cost per query close to a bare sender's: timeouts are checked by one sweep
+/// timer over deadline-ordered queues instead of a timer per query; queries that arrive in one
+/// event-loop tick share one flush, one `sendmmsg` on the dispatcher's own descriptor (`DatagramPort`,
+/// no buffer, promise or pipeline event per query); after NIO reads the first answer of a
+/// readiness event, the rest are read here with `recvmmsg`; queries are keyed by the peer's raw
+/// address (`DatagramPeer`), not by a `SocketAddress`, whose hash cost more than the lookup.
 final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
-    typealias OutboundOut = AddressedEnvelope<ByteBuffer>
 
     struct Request: @unchecked Sendable {
         var bytes: [UInt8]
@@ -159,7 +163,7 @@ final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
     }
 
     struct Key: Hashable {
-        var address: SocketAddress
+        var peer: DatagramPeer
         var id: UInt16
     }
 
@@ -204,11 +208,17 @@ final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
     private let counters: NIOLockedValueBox<QueryEngine.Counters>
     private var sweep: RepeatedTask?
     private var flushScheduled = false
+    private var retryScheduled = false
     private var context: ChannelHandlerContext?
+    /// The socket's own descriptor: queries queued here go out at the next flush.
+    private let port: DatagramPort
+    /// The key and address of each query queued in `port`, in the same order.
+    private var queuedKeys: [(key: Key, address: SocketAddress)] = []
 
-    init(seed: UInt64, counters: NIOLockedValueBox<QueryEngine.Counters>) {
+    init(seed: UInt64, counters: NIOLockedValueBox<QueryEngine.Counters>, port: DatagramPort) {
         self.rng = SplitMix64(seed: seed)
         self.counters = counters
+        self.port = port
     }
 
     /// Hands a request over from any thread; `loop` is the channel's event loop. A direct call, not a
@@ -229,6 +239,8 @@ final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
         sweep?.cancel()
         sweep = nil
         self.context = nil
+        port.close()
+        queuedKeys.removeAll()
         let open = pending
         pending.removeAll()
         expiries.removeAll()
@@ -253,9 +265,19 @@ final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
         return "\(error)"
     }
 
-    /// Sends one query; runs on the event loop.
+    /// A send the kernel refused, in the words NIO's channel gave for it: EMSGSIZE and EHOSTUNREACH
+    /// as the channel errors NIO turned them into, any other errno as NIO's `IOError` for `sendmmsg`.
+    static func describeSend(errno code: Int32, to address: SocketAddress) -> String {
+        switch code {
+        case DatagramPort.messageTooLong: "\(ChannelError.writeMessageTooLarge)"
+        case DatagramPort.hostUnreachable: "\(ChannelError.writeHostUnreachable)"
+        default: describe(IOError(errnoCode: code, reason: "sendmmsg"), to: address)
+        }
+    }
+
+    /// Queues one query for the next flush; runs on the event loop.
     private func send(_ request: Request) {
-        guard let context else {
+        guard context != nil else {
             request.completion(.sendFailed("channel closed"))
             return
         }
@@ -263,32 +285,65 @@ final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
             request.completion(.sendFailed("query shorter than a DNS header"))
             return
         }
+        let peer: DatagramPeer
+        switch request.address {
+        case .v4(let address): peer = DatagramPeer(address.address)
+        case .v6(let address): peer = DatagramPeer(address.address)
+        default:
+            request.completion(.sendFailed("\(request.address) is not an IP address"))
+            return
+        }
         // A random id that is not in flight to this resolver (RFC 5452: ids must be unpredictable).
-        var key = Key(address: request.address, id: 0)
+        var key = Key(peer: peer, id: 0)
         repeat { key.id = UInt16(truncatingIfNeeded: rng.next()) } while pending[key] != nil
-        // The id goes into the send buffer, not into a copy of the caller's array (which it still holds).
-        var buffer = context.channel.allocator.buffer(bytes: request.bytes)
-        buffer.setInteger(key.id, at: buffer.readerIndex)
+        // The id goes into the queued copy, not into the caller's array (which it still holds).
+        let id = key.id
+        request.bytes.withUnsafeBytes { bytes in
+            request.address.withSockAddr { name, length in
+                port.enqueue(bytes, name: UnsafeRawPointer(name), nameLength: UInt32(length)) { copy in
+                    copy[0] = UInt8(truncatingIfNeeded: id >> 8)
+                    copy[1] = UInt8(truncatingIfNeeded: id)
+                }
+            }
+        }
+        queuedKeys.append((key, request.address))
         let now = NIODeadline.now()
         nextSerial &+= 1
         pending[key] = Pending(completion: request.completion, sentAt: now, timeout: request.timeout, serial: nextSerial)
         appendExpiry(Expiry(deadline: now + request.timeout, key: key, serial: nextSerial), timeout: request.timeout)
         counters.withLockedValue { $0.sent += 1 }
-        startSweepIfNeeded(context)
+        if let context {
+            startSweepIfNeeded(context)
+            scheduleFlush(context)
+        }
+    }
 
-        let chosen = key
-        let envelope = AddressedEnvelope(remoteAddress: request.address, data: buffer)
-        let writePromise = context.eventLoop.makePromise(of: Void.self)
-        // A strong capture: the promise completes within the flush, and a weak reference would cost
-        // a side-table allocation per query.
-        writePromise.futureResult.whenFailure { [self] error in
-            let why = Self.describe(error, to: chosen.address)
+    /// Sends what is queued. A query the kernel refuses fails with the reason; when the socket's
+    /// send buffer is full the rest is tried again 1 ms later. The completions of failed queries
+    /// run last, after the queue is settled (one may queue the next query at once).
+    private func flushQueue() {
+        guard !queuedKeys.isEmpty else { return }
+        let result = port.flush()
+        let failures = result.failed.map { (queuedKeys[$0.index], $0.errno) }
+        let consumed = result.sent + result.failed.count
+        if consumed >= queuedKeys.count {
+            queuedKeys.removeAll(keepingCapacity: true)
+        } else {
+            queuedKeys.removeFirst(consumed)
+        }
+        if result.blocked, !retryScheduled, let context {
+            retryScheduled = true
+            context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: .milliseconds(1)) { [self] in
+                retryScheduled = false
+                flushQueue()
+            }
+        }
+        for ((key, address), code) in failures {
+            let why = Self.describeSend(errno: code, to: address)
             lastSendError = why
-            guard let entry = pending.removeValue(forKey: chosen) else { return }
+            guard let entry = pending.removeValue(forKey: key) else { continue }
             entry.completion(.sendFailed(why))
         }
-        context.write(wrapOutboundOut(envelope), promise: writePromise)
-        scheduleFlush(context)
     }
 
     /// One flush for every write queued before the loop gets back to this task.
@@ -297,7 +352,7 @@ final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
         flushScheduled = true
         context.eventLoop.assumeIsolatedUnsafeUnchecked().execute { [self] in
             flushScheduled = false
-            self.context?.flush()
+            flushQueue()
         }
     }
 
@@ -333,19 +388,32 @@ final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
+    /// NIO's read of the first answer of a readiness event; the answers queued behind it are read
+    /// here, up to 16 per `recvmmsg`, until the queue is empty (NIO's next read then finds none).
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
-        let view = envelope.data.readableBytesView
-        guard view.count >= 12 else { return }
-        let id = UInt16(view[view.startIndex]) << 8 | UInt16(view[view.startIndex + 1])
-        guard let entry = pending.removeValue(forKey: Key(address: envelope.remoteAddress, id: id)) else {
+        let peer: DatagramPeer
+        switch envelope.remoteAddress {
+        case .v4(let address): peer = DatagramPeer(address.address)
+        case .v6(let address): peer = DatagramPeer(address.address)
+        default: return
+        }
+        envelope.data.withUnsafeReadableBytes { answer(to: $0, from: peer) }
+        while self.context != nil, port.receive({ answer(to: $0, from: $1) }) == port.receiveSlots {}
+    }
+
+    /// Completes the query `bytes` answers, matched by the peer and the DNS id.
+    private func answer(to bytes: UnsafeRawBufferPointer, from peer: DatagramPeer) {
+        guard bytes.count >= 12 else { return }
+        let id = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
+        guard let entry = pending.removeValue(forKey: Key(peer: peer, id: id)) else {
             counters.withLockedValue { $0.unmatched += 1 }
             return
         }
         counters.withLockedValue { $0.answered += 1 }
         let rtt = UInt64(max(0, (NIODeadline.now() - entry.sentAt).nanoseconds))
         dropAnsweredHead(of: entry.timeout, serial: entry.serial)
-        entry.completion(.response(Array(view), rttNanos: rtt))
+        entry.completion(.response(Array(bytes), rttNanos: rtt))
     }
 
     var expiryCount: Int { expiries.reduce(0) { $0 + $1.queue.count } }
@@ -365,8 +433,8 @@ final class Dispatcher: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        // Completions of this read batch may have queued writes; send them together now.
-        if flushScheduled { context.flush() }
+        // Completions of this read batch may have queued queries; send them together now.
+        flushQueue()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -133,6 +133,49 @@ import Testing
         try await group.shutdownGracefully()
     }
 
+    /// A query the kernel refuses to send (to the loopback broadcast address, without SO_BROADCAST: EACCES)
+    /// fails at once with the reason, and only that query: the ones queued in the same flush before
+    /// and after it are still sent and answered. (NIO's channel closed the socket on that error and
+    /// failed every query in flight with "the socket closed after a send error".)
+    @Test(.timeLimit(.minutes(1))) func aRefusedSendFailsOnlyItsQuery() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await DatagramBootstrap(group: group)
+            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Echo()) } }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let target = try #require(server.localAddress)
+        let broadcast = try SocketAddress(ipAddress: "127.255.255.255", port: 53)
+        let engine = QueryEngine(seed: 11)
+        // Open the socket first, so the three queries below are queued in one event-loop tick.
+        _ = await engine.query(Array(repeating: 0, count: 17), to: target, timeout: .seconds(5))
+        let results = await withTaskGroup(of: (Int, QueryResult).self) { queries in
+            for (index, address) in [target, broadcast, target].enumerated() {
+                queries.addTask { (index, await engine.query(Array(repeating: 0, count: 17), to: address, timeout: .seconds(5))) }
+            }
+            var all: [Int: QueryResult] = [:]
+            for await (index, result) in queries { all[index] = result }
+            return all
+        }
+        for index in [0, 2] {
+            guard case .response = results[index] else {
+                Issue.record("query \(index) to the echo peer: \(String(describing: results[index]))")
+                continue
+            }
+        }
+        guard case .sendFailed(let why) = results[1] else {
+            Issue.record("the broadcast query: \(String(describing: results[1]))")
+            return
+        }
+        #expect(why == "sending to 127.255.255.255:53 is not permitted (a firewall rule?)")
+        // The socket stays open: a later query is answered.
+        guard case .response = await engine.query(Array(repeating: 0, count: 17), to: target, timeout: .seconds(5)) else {
+            Issue.record("a query after the refused one was not answered")
+            return
+        }
+        await engine.shutdown()
+        try await server.close()
+        try await group.shutdownGracefully()
+    }
+
     /// A task that prefers the engine's executor runs on its event loop and is resumed there after
     /// an answer (monitor relies on it: no hop to the global executor per query).
     @Test(.timeLimit(.minutes(1))) func aTaskOnTheEnginesExecutorResumesOnItsLoop() async throws {
