@@ -135,7 +135,7 @@ let package = Package(
         // libpcap (Debian libpcap-dev) as a system library: offline reading, live capture, pcap writing.
         .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
         // Capture files and live capture through libpcap; link, IP (with fragment reassembly), UDP and TCP decoding.
-        .target(name: "Capture", dependencies: ["Base", "CPcap"], swiftSettings: strict),
+        .target(name: "Capture", dependencies: ["Base", "OSLayer", "CPcap"], swiftSettings: strict),
         // DNS transaction matching over captures: per resolver / tunnel domain / type metrics and fates.
         .target(
             name: "TraceAnalysis",

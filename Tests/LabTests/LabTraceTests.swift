@@ -1,6 +1,7 @@
 import Foundation
 import Lab
 import Reports
+import Results
 import Testing
 import TestSupport
 
@@ -112,7 +113,7 @@ struct LabTraceTests {
             let tsharkDump = try Self.tshark(dumpFile)
             #expect(tsharkDump.queries > 20)
             #expect(tsharkDump.unanswered > 0)
-            #expect(fromDump.schema == "tunnelprobe.trace/2")
+            #expect(fromDump.schema == TraceResult.schemaName)
             #expect(fromDump.packets.undecoded.isEmpty, "\(fromDump.packets.undecoded)")
             Self.compare(fromDump, tsharkDump)
             let silent = try #require(fromDump.resolvers.first { $0.resolver == "\(lab.resolverAddress):5300" })

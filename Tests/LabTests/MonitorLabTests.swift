@@ -50,7 +50,7 @@ struct MonitorLabTests {
             #expect(monitor.terminationStatus == 130)
 
             let report = try JSONDecoder().decode(MonitorReport.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/monitor/monitor.json")))
-            #expect(report.schema == "tunnelprobe.monitor/2" && !report.run.complete && report.run.seed == 3)
+            #expect(report.schema == MonitorReport.schemaName && !report.run.complete && report.run.seed == 3)
             let stopped = try #require(report.pairs.first { $0.resolver == relayName })
             let steady = try #require(report.pairs.first { $0.resolver == directName })
             #expect(stopped.outages.count == 1 && stopped.outages.first?.upAt != nil, "\(stopped.outages)")
@@ -201,7 +201,7 @@ struct MonitorLabTests {
             #expect(near(rate(firstB), 70), "B: \(firstB)")
             for line in [firstA, secondA, firstB] {
                 #expect(line["limitedBy"] as? String == "rateLimiter", "\(line)")
-                #expect((line["loss"] as? [String: Any])?["total"] as? Int ?? 0 > 0 && (line["rttMs"] as? [String: Any])?["p99"] != nil, "\(line)")
+                #expect((line["loss"] as? [String: Any])?["samples"] as? Int ?? 0 > 0 && (line["rttMs"] as? [String: Any])?["p99"] != nil, "\(line)")
             }
             // The second measurement began after the first ended (and so after the restart).
             let firstEnd = (firstA["at"] as? Double ?? 0) + (firstA["seconds"] as? Double ?? 0)
@@ -209,7 +209,7 @@ struct MonitorLabTests {
             #expect(resolverFile() == [nameB, nameA], "B's goodput is the higher one now: \(resolverFile())")
 
             let report = try JSONDecoder().decode(MonitorReport.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/monitor/monitor.json")))
-            #expect(report.schema == "tunnelprobe.monitor/2" && report.rates?.intervalSeconds == 26 && report.rates?.capacity.ceiling == 200)
+            #expect(report.schema == MonitorReport.schemaName && report.rates?.intervalSeconds == 26 && report.rates?.capacity.ceiling == 200)
             let pairA = try #require(report.pairs.first { $0.resolver == nameA }?.rates)
             #expect(pairA.measurements >= 2 && pairA.first.sustainableRate == rate(firstA) && pairA.last.sustainableRate == rate(secondA))
             #expect(pairA.lowest == pairA.last && pairA.highest == pairA.first)

@@ -65,7 +65,7 @@ struct RankLabTests {
             ]))
             #expect(r.status == 0, "rank: \(r.stderr)")
             let report = try JSONDecoder().decode(RankReport.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/rank/rank.json")))
-            #expect(report.schema == "tunnelprobe.rank/1" && report.run.seed == 2)
+            #expect(report.schema == RankReport.schemaName && report.run.seed == 2)
             let bySlow = try #require(report.pairs.first { $0.resolver == slowName })
             let byFast = try #require(report.pairs.first { $0.resolver == fastName })
             let byQueue = try #require(report.pairs.first { $0.resolver == queuedName })

@@ -1,5 +1,6 @@
 import CPcap
 import Foundation
+import OSLayer
 
 /// The records of a classic pcap file read in large blocks (pread(2) into one buffer, reused) instead
 /// of through libpcap's stdio reads: no read(2) per 4 KiB page and no copy of each record into
@@ -89,8 +90,8 @@ final class PcapRecordBlocks {
         while end - start < count {
             let want = min(blockSize, capacity - (end - start), size - end)
             guard want > 0 else { return nil }
-            let n = pread(fd, buffer + (end - start), want, off_t(end))
-            if n < 0, errno == EINTR { continue }
+            // EINTR is retried in OSLayer; any other failure reads as the file's end.
+            let n = (try? SystemCall.retryingInterrupts { pread(fd, buffer + (end - start), want, off_t(end)) }) ?? -1
             guard n > 0 else {
                 size = end  // shrank, or unreadable from here: the file ends here
                 return nil
