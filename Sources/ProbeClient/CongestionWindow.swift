@@ -47,9 +47,8 @@ import Synchronization
 /// (the first burst of a 1,000-address scan of one resolver is 1,000 queries to never-answered
 /// addresses) and whether a lost one looked quiet when it went is chance. The pair is asked once
 /// more when the scan is quiet (`acquire(quiet:)`: nothing waiting for the window and at most half
-/// of it in flight, never-answered resolvers' queries included; `Ticket.busy` says whether a query
-/// went while the scan was not), and called unreachable only when that quiet retry times out too,
-/// met by no decrease and lost alone.
+/// of it in flight, never-answered resolvers' queries included), and called unreachable only when
+/// that quiet retry times out too, met by no decrease and lost alone.
 public final class CongestionWindow: Sendable {
     /// The window's place for one query; hand it back with `complete`.
     public struct Ticket: Sendable {
@@ -59,8 +58,6 @@ public final class CongestionWindow: Sendable {
         let serial: UInt64
         /// Decreases so far when it was sent: more at completion means congestion while in flight.
         let decreasesAtSend: Int
-        /// The scan was busy when it was sent (`isQuiet` did not hold).
-        public let busy: Bool
         /// A retry that waited for a quiet scan (`acquire(quiet:)`).
         let quietRetry: Bool
         /// An uncounted query that adds to the load `isQuiet` judges.
@@ -242,15 +239,14 @@ public final class CongestionWindow: Sendable {
         enum Decision { case go(Ticket), wait(UInt64) }
         let decision: Decision = state.withLock { s in
             s.serial &+= 1
-            let busy = !quiet && !s.isQuiet
             guard s.alive.contains(resolver) else {
                 if !quiet { s.uncounted += 1 }
-                return .go(Ticket(counted: false, serial: s.serial, decreasesAtSend: s.decreases, busy: busy,
+                return .go(Ticket(counted: false, serial: s.serial, decreasesAtSend: s.decreases,
                                   quietRetry: quiet, loads: !quiet, lostAtSend: s.expectedLost))
             }
             if s.waiters.isEmpty, s.inFlight < Int(s.window) {
                 s.inFlight += 1
-                return .go(Ticket(counted: true, serial: s.serial, decreasesAtSend: s.decreases, busy: busy,
+                return .go(Ticket(counted: true, serial: s.serial, decreasesAtSend: s.decreases,
                                   quietRetry: quiet, loads: false, lostAtSend: s.expectedLost))
             }
             s.nextWaiter &+= 1
@@ -283,8 +279,7 @@ public final class CongestionWindow: Sendable {
             return state.withLock { s in
                 s.serial &+= 1
                 if !granted { s.uncounted += 1 }
-                // It waited for the window: the scan was busy.
-                return Ticket(counted: granted, serial: s.serial, decreasesAtSend: s.decreases, busy: true,
+                return Ticket(counted: granted, serial: s.serial, decreasesAtSend: s.decreases,
                               quietRetry: quiet, loads: !granted, lostAtSend: s.expectedLost)
             }
         }
