@@ -36,10 +36,11 @@ extension SandboxProbes {
                                                        request: getRequest(url, agent: "tunnelprobe-e2e"),
                                                        timeout: transfer.timeout) { answer, chunk in
             // Keep bytes until the header's end is among them (at most 16 KiB), then only count.
-            if answer.kept.count >= 16_384 || Self.headerEnd(answer.kept) != nil {
-                let body = answer.received - (Self.headerEnd(answer.kept) ?? answer.received) + chunk.readableBytes
-                return (keep: 0, done: body >= wanted)
+            let end = Self.headerEnd(answer.kept)
+            if let end {
+                return (keep: 0, done: answer.received - end + chunk.readableBytes >= wanted)
             }
+            if answer.kept.count >= 16_384 { return (keep: 0, done: true) }  // no header end in 16 KiB: fails below
             let joined = answer.kept + (chunk.getBytes(at: chunk.readerIndex, length: chunk.readableBytes) ?? [])
             let body = Self.headerEnd(joined).map { joined.count - $0 } ?? 0
             return (keep: chunk.readableBytes, done: body >= wanted)
