@@ -164,12 +164,16 @@ struct DNSQuestionScan {
     static func hashLabel(_ b: UnsafeRawBufferPointer, at offset: Int, count: Int) -> UInt64 {
         var h: UInt64 = 0x9e37_79b9_7f4a_7c15 ^ UInt64(count)
         var i = 0
-        // Sixteen bytes per multiplication (the wyhash step: both halves in one 64x64-bit product).
+        // Sixteen bytes per multiplication (both halves in one 64x64-bit product, folded). The product
+        // does not depend on the hash so far: the steps' multiplications overlap, and only a rotation
+        // and an exclusive or chain them (the position of a block still counts). When the product took
+        // the running hash, each 16 bytes waited for the last multiplication: the chain was half of
+        // the question scan's time (issue 27 item 5, docs/TRACE.md).
         while i + 16 <= count {
             let a = lowercased(b.loadUnaligned(fromByteOffset: offset + i, as: UInt64.self))
             let c = lowercased(b.loadUnaligned(fromByteOffset: offset + i + 8, as: UInt64.self))
-            let product = (a ^ 0xa076_1d64_78bd_642f).multipliedFullWidth(by: c ^ h)
-            h = product.high ^ product.low
+            let product = (a ^ 0xa076_1d64_78bd_642f).multipliedFullWidth(by: c ^ 0xe703_7ed1_a0b4_28db)
+            h = (h << 29 | h >> 35) ^ product.high ^ product.low
             i += 16
         }
         if i + 8 <= count {

@@ -19,9 +19,11 @@ extension TransactionMatcher: TraceEventSink {}
 struct TimeOrderWindow {
     /// 10 s: twice the default Tmax.
     static let defaultWindowNanos: Int64 = 10_000_000_000
-    /// 131,072 events, 8 MiB: the full 10 s up to 6,500 queries per second; at 20,000 queries per
-    /// second (40,000 events) about 3.3 s. (262,144 doubled trace's maximum RSS in bench-trace.sh.)
-    static let defaultMaxEvents = 1 << 17
+    /// 65,536 events, 4 MiB: the full 10 s up to 3,250 queries per second; at 20,000 queries per
+    /// second (40,000 events) about 1.6 s. What waits here at the end of a capture is matched after
+    /// the reading ends, on one thread: at 131,072 that was about 15 ms of a 0.1 s run
+    /// (bench-trace.sh, issue 27 item 5). (262,144 doubled trace's maximum RSS.)
+    static let defaultMaxEvents = 1 << 16
 
     /// An event with its reading order in `serial`.
     private typealias Entry = TraceEvent
@@ -90,24 +92,6 @@ struct TimeOrderWindow {
         ownRing()
         add(event, to: &matcher)
         flush(to: &matcher)
-    }
-
-    /// One event, without handing on what was released: the caller ends its run with `flush` (the
-    /// reading thread feeds the window event by event, TracePipeline).
-    @inline(__always)
-    mutating func addOne<Sink: TraceEventSink>(_ event: TraceEvent, to sink: inout Sink) {
-        if memory == nil { ownRing() }
-        add(event, to: &sink)
-    }
-
-    /// Hands on everything released so far.
-    mutating func flushReleased<Sink: TraceEventSink>(_ sink: inout Sink) {
-        flush(to: &sink)
-    }
-
-    /// Makes the window this copy's own (value semantics) before a run of `add`.
-    mutating func own() {
-        if memory != nil { ownRing() }
     }
 
     /// The end of the capture: everything still waiting, in order.

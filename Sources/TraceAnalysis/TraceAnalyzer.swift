@@ -38,16 +38,13 @@ public struct TraceAnalyzer {
     /// summary after every record before it has been analysed; opening errors are thrown.
     public mutating func read(path: String, stop: () -> Bool = { false }) throws(CaptureError) -> TraceFile {
         let reader = try CaptureFileReader(path: path, filter: options.filter)
-        // Reading, decoding and the front end on a second thread, matching on this one (TracePipeline).
-        // The time-order window too: the matching thread only matches. The window moves to the pipeline
-        // while it runs (a copy left here would make it copy the window's memory) and comes back.
-        let pipeline = TracePipeline(reader: reader, front: self.front, order: self.order)
-        self.order = TimeOrderWindow(windowNanos: 0, maxEvents: 1)
-        let (decoder, failure, front, order) = pipeline.run(stop: stop) { events in
-            self.matcher.events(events)
+        // Reading, decoding and the front end on a second thread; the time-order window and matching on
+        // this one (TracePipeline).
+        let pipeline = TracePipeline(reader: reader, front: self.front)
+        let (decoder, failure, front) = pipeline.run(stop: stop) { events in
+            self.order.push(events, to: &self.matcher)
         }
         self.front = front
-        self.order = order
         records += reader.records
         decodedPackets += decoder.decoded
         undecoded.add(decoder.undecoded)

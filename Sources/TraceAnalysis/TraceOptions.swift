@@ -21,7 +21,7 @@ public struct TraceOptions: Sendable, Hashable {
     /// Events are put back in time order within this much capture time, and at most this many wait
     /// (TimeOrderWindow, docs/TRACE.md "Records out of order").
     public var timeOrderWindowNanos: Int64 = 10_000_000_000
-    public var timeOrderMaxEvents = 1 << 17
+    public var timeOrderMaxEvents = TimeOrderWindow.defaultMaxEvents
 
     public init() {}
 }

@@ -2,11 +2,13 @@ import Capture
 import Foundation
 import Synchronization
 
-/// Runs the reading, the link/IP/UDP decoding, `TraceFrontEnd` (DNS port filter, TCP reassembly,
-/// question scan, resolver and domain tables) and the time-order window on a thread of its own and
-/// hands the resulting `TraceEvent`s to the caller's thread, which matches transactions: two cores
-/// instead of one. Order is kept: the events reach `body` exactly as `CaptureFileReader.forEachFrame` +
-/// `PacketDecoder.decode` + `TraceFrontEnd.packet` + `TimeOrderWindow` would release them on one thread.
+/// Runs the reading, the link/IP/UDP decoding and `TraceFrontEnd` (DNS port filter, TCP reassembly,
+/// question scan, resolver and domain tables) on a thread of its own and hands the resulting
+/// `TraceEvent`s to the caller's thread, which puts them in time order (`TimeOrderWindow`) and matches
+/// transactions: two cores instead of one. Order is kept: the events reach `body` in reading order,
+/// exactly as `CaptureFileReader.forEachFrame` + `PacketDecoder.decode` + `TraceFrontEnd.packet` would
+/// give them on one thread. (The window used to run on the reading thread; since the matcher
+/// prefetches its index the reading thread is the longer of the two, so the window went back.)
 ///
 /// The batches form a fixed ring (`slotCount` arrays of `batchEvents` events), recycled as the consumer
 /// finishes them: memory is fixed, whatever the file. Events carry no packet bytes. The two sides meet
@@ -40,9 +42,6 @@ final class TracePipeline: @unchecked Sendable {
 
     private let reader: CaptureFileReader
     private var front: TraceFrontEnd
-    /// The time-order window (TimeOrderWindow) also runs on the reading thread: the batches carry the
-    /// events it released, in time order, and the matching thread only matches.
-    private var order: TimeOrderWindow
     private var decoder: PacketDecoder
     private var failure: CaptureError?
     private let slots: [Batch]
@@ -50,10 +49,9 @@ final class TracePipeline: @unchecked Sendable {
     private let full = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
 
-    init(reader: CaptureFileReader, front: TraceFrontEnd, order: TimeOrderWindow) {
+    init(reader: CaptureFileReader, front: TraceFrontEnd) {
         self.reader = reader
         self.front = front
-        self.order = order
         decoder = PacketDecoder(linkType: reader.linkType)
         slots = (0..<Self.slotCount).map { _ in Batch() }
     }
@@ -64,7 +62,7 @@ final class TracePipeline: @unchecked Sendable {
     /// error that ended the file early, if any, and the front end with its tables and counts.
     func run(
         stop: () -> Bool = { false }, _ body: (UnsafeBufferPointer<TraceEvent>) -> Void
-    ) -> (decoder: PacketDecoder, error: CaptureError?, front: TraceFrontEnd, order: TimeOrderWindow) {
+    ) -> (decoder: PacketDecoder, error: CaptureError?, front: TraceFrontEnd) {
         let thread = Thread { [self] in produce() }
         thread.name = "tunnelprobe-read"
         thread.start()
@@ -80,12 +78,7 @@ final class TracePipeline: @unchecked Sendable {
             if stop() { stopRequested.store(true, ordering: .relaxed) }
         }
         // The last batch was handed over after the reader's final writes (the semaphore orders them).
-        // The window goes back without a copy left here: the reading thread's Thread object may still
-        // hold this pipeline for a moment, and a second reference would make the caller's next change
-        // (the drain at the end of the capture) copy the window's 8 MiB ring.
-        let window = order
-        order = TimeOrderWindow(windowNanos: 0, maxEvents: 1)
-        return (decoder, failure, front, window)
+        return (decoder, failure, front)
     }
 
     private func produce() {
@@ -100,11 +93,6 @@ final class TracePipeline: @unchecked Sendable {
             front.deinitialize(count: 1).deallocate()
         }
         front.pointee.own()  // the caller's copy still shares the buffers
-        let order = UnsafeMutablePointer<TimeOrderWindow>.allocate(capacity: 1)
-        order.initialize(to: self.order)
-        self.order = TimeOrderWindow(windowNanos: 0, maxEvents: 1)  // the window is the thread's alone now
-        defer { order.deinitialize(count: 1).deallocate() }
-        order.pointee.own()
         // The batch being filled, also in raw memory (a captured variable would be boxed and retained
         // per event), holding an unretained reference: `slots` keeps every batch alive.
         let cursor = UnsafeMutablePointer<Cursor>.allocate(capacity: 1)
@@ -121,21 +109,16 @@ final class TracePipeline: @unchecked Sendable {
             try reader.forEachFrame(stop: { pipeline.stopRequested.load(ordering: .relaxed) }) { frame, wireLength, time, link in
                 decoder.pointee.decode(frame, linkType: link, wireLength: wireLength, timestampNanos: time) { header, payload in
                     front.pointee.packet(header, payload, knownDomains: true) { event in
-                        order.pointee.addOne(event, to: &sink.pointee)
+                        sink.pointee.append(event)
                     }
                 }
             }
         } catch {
             failure = error
         }
-        order.pointee.flushReleased(&sink.pointee)
         decoder.pointee.finish()
         self.decoder = decoder.pointee
         self.front = front.pointee
-        self.order = order.pointee
-        // Let go of this thread's reference now, not in the `defer` after the signal below: the caller,
-        // woken by it, would otherwise find the window shared and copy its 8 MiB ring to drain it.
-        order.pointee = TimeOrderWindow(windowNanos: 0, maxEvents: 1)
         cursor.pointee.batch._withUnsafeGuaranteedRef { $0.last = true }
         full.signal()
     }
@@ -145,18 +128,16 @@ final class TracePipeline: @unchecked Sendable {
         var batch: Unmanaged<Batch>
     }
 
-    /// Where the time-order window puts the events it releases: the batch being filled.
-    private struct BatchSink: TraceEventSink {
+    /// Where the front end puts its events: the batch being filled.
+    private struct BatchSink {
         let pipeline: Unmanaged<TracePipeline>
         let cursor: UnsafeMutablePointer<Cursor>
 
-        mutating func events(_ events: UnsafeBufferPointer<TraceEvent>) {
-            for e in events {
-                if cursor.pointee.batch._withUnsafeGuaranteedRef({ $0.isFull }) {
-                    pipeline._withUnsafeGuaranteedRef { $0.handOver(cursor) }
-                }
-                cursor.pointee.batch._withUnsafeGuaranteedRef { $0.append(e) }
+        @inline(__always) func append(_ event: TraceEvent) {
+            if cursor.pointee.batch._withUnsafeGuaranteedRef({ $0.isFull }) {
+                pipeline._withUnsafeGuaranteedRef { $0.handOver(cursor) }
             }
+            cursor.pointee.batch._withUnsafeGuaranteedRef { $0.append(event) }
         }
     }
 

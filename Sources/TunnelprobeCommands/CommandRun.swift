@@ -58,8 +58,16 @@ final class CommandRun: Sendable {
 
     /// Writes `files` into the report directory and renders its `index.html`, then prints `json`
     /// (with `--json`) or `summary` (unless `--quiet`, or when it is nil).
-    func finish(json: String, files: [(String, String)], summary: @autoclosure () -> String?, common: CommonOptions) throws {
-        do { try ReportWriter.write(files, to: directory) } catch { throw fail("\(error)", Exit.environment) }
+    ///
+    /// `recomputable`: the report is a function of the command line and input files that stay where
+    /// they are (`trace` of a capture, `simulate` of a model or a fates file, seeded): its files are
+    /// written atomically (temporary name, then rename: a reader never sees half a file) without
+    /// waiting for the disk, as the pages rendered from them are. A measurement of a network, which
+    /// cannot be taken again, is synced to disk before it replaces anything (`ReportWriter.write`);
+    /// that fsync took 10-40 ms of a 0.1 s trace run (docs/TRACE.md).
+    func finish(json: String, files: [(String, String)], summary: @autoclosure () -> String?, common: CommonOptions,
+                recomputable: Bool = false) throws {
+        do { try ReportWriter.write(files, to: directory, durable: !recomputable) } catch { throw fail("\(error)", Exit.environment) }
         // The run's index.html (and reports/index.html for a run in the default place). A rendering
         // problem is a warning: the measured JSON is already on disk.
         for problem in ReportWriter.renderRun(directory: directory, indexRoot: out == nil ? "reports" : nil) {

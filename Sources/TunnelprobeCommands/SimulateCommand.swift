@@ -126,7 +126,7 @@ struct SimulateCommand: ParsableCommand {
             "report: \(run.directory)/simulate.md",
         ]
         try run.finish(json: json, files: [("simulate.json", json), ("simulate.md", report.markdown())],
-                       summary: summary.joined(separator: "\n"), common: common)
+                       summary: summary.joined(separator: "\n"), common: common, recomputable: true)
         try run.exitStatus(failed: report.isal.mismatches > 0)
     }
 

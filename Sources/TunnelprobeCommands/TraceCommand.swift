@@ -112,11 +112,10 @@ struct TraceCommand: ParsableCommand {
             }
         }
         let json = try ReportWriter.json(document)
-        // Only the measured JSON is written durably (fsync); trace.md is rendered from it with the run's
-        // index.html (`renderRun`, not synced), which also wrote it over a first copy written here: one
-        // fsync and one rendering less (on a busy disk an fsync alone took 10-40 ms, bench-trace.sh).
+        // trace.md is rendered from the JSON with the run's index.html (`renderRun`). The capture stays
+        // on disk, so the report is written atomically but not synced (`recomputable`).
         try run.finish(json: json, files: [("trace.json", json)],
-                       summary: document.summaryLine(directory: run.directory), common: common)
+                       summary: document.summaryLine(directory: run.directory), common: common, recomputable: true)
         try run.exitStatus(failed: false)
         if let readError { throw fail(readError, Exit.badInput) }
     }
