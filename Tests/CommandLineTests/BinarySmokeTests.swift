@@ -9,20 +9,9 @@ import TestSupport
 /// debug build under `make check`); under CI (TUNNELPROBE_REQUIRE_LAB=1) a missing binary fails.
 @Suite(.enabled(if: LabGate.binary.runs, "\(LabGate.binary.missing ?? "")"))
 struct BinarySmokeTests {
-    static func run(_ arguments: [String]) throws -> InProcess.Outcome {
+    static func run(_ arguments: [String]) throws -> TestProgram.Outcome {
         try LabGate.binary.check()
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
-        p.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return InProcess.Outcome(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                                 stderr: String(decoding: e, as: UTF8.self))
+        return try TestProgram.run([TestEnvironment.binary] + arguments)
     }
 
     /// A bad flag value: exactly one line on stderr, nothing on stdout, exit 66, as in process.

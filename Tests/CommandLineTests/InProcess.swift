@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import TunnelprobeCommands
 
 /// `tunnelprobe ARGUMENTS` run in this process through the binary's own entry point
@@ -7,11 +8,8 @@ import TunnelprobeCommands
 /// The argument list, the exit status and the text are what a user of the binary gets; log lines
 /// (swift-log) are not recorded (they go to this process's stderr).
 enum InProcess {
-    struct Outcome: Sendable {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
+    /// The same shape as a program's run (`TestProgram`), so a smoke test compares the two.
+    typealias Outcome = TestProgram.Outcome
 
     static func run(_ arguments: [String]) async -> Outcome {
         let recorded = Recorded()
