@@ -26,7 +26,9 @@ test: build
 	# cores makes the responder and the capture drop packets that the tests then (rightly) count.
 	TUNNELPROBE_BIN=$(CURDIR)/$(BIN) $(SWIFT) test --no-parallel
 
-# The edit loop: every test that needs no root, no lab and no engine, against the debug binary
+# The edit loop: every test that needs no root, no lab and no engine. Commands run in process
+# (Tests/CommandLineTests, through `TunnelProbe.execute`); the debug binary is built for the few
+# suites that start it (BinarySmokeTests, the signal tests of `path` and `serve`)
 # (about 600 tests: about 45 s once built on an idle 2-core machine, 2 to 5 minutes on a busy one; no apt
 # packages needed beyond libpcap-dev and libisal-dev). Suites behind a lab gate (Tests/TestSupport LabGate:
 # root, a tool, or an idle machine) disable themselves under TUNNELPROBE_QUICK_CHECK=1; no suite is named here.

@@ -227,8 +227,10 @@ let package = Package(
         .testTarget(name: "OSLayerTests", dependencies: ["OSLayer", "Base", .product(name: "SystemPackage", package: "swift-system")]),
         // Rules over the test sources themselves: every lab suite is left out of `make check` by its gate (LabGate).
         .testTarget(name: "SuiteRulesTests"),
-        // The commands' own flag handling, in process (`@testable import TunnelprobeCommands`).
-        .testTarget(name: "CommandLineTests", dependencies: ["Results", "TunnelprobeCommands", "Impairment", "Base", "Fates", "ProbeClient", "TunnelVerify"]),
+        // The commands in process through the binary's entry point (`TunnelProbe.execute`): flags, error
+        // lines, exit statuses, reports; and a few smoke tests of the built binary itself.
+        .testTarget(name: "CommandLineTests", dependencies: ["Results", "TunnelprobeCommands", "Impairment", "Base", "Fates", "ProbeClient", "TunnelVerify",
+                                                             "Reports", "TestSupport"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
         .testTarget(name: "EngineModelsTests", dependencies: ["Results", "EngineModels"], resources: [.copy("Fixtures")]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzEntries", "TestSupport"]),

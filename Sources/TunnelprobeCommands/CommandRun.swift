@@ -51,7 +51,7 @@ final class CommandRun: Sendable {
     /// run stopped early, such as an unreadable capture) is given.
     func info(seed: UInt64, vantage: String? = nil, failure: String? = nil) -> RunInfo {
         let reason = interruption.signal ?? failure
-        return RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: vantage ?? hostName(),
+        return RunInfo(id: runID, version: toolVersion, commandLine: CommandContext.current.commandLine, vantage: vantage ?? hostName(),
                        seed: seed, startedAt: ReportWriter.timestamp(started), finishedAt: ReportWriter.timestamp(),
                        complete: reason == nil, interruption: reason)
     }
@@ -74,9 +74,9 @@ final class CommandRun: Sendable {
             printErr("tunnelprobe: warning: report rendering: \(problem)")
         }
         if common.json {
-            print(json, terminator: "")
+            printOut(json, terminator: "")
         } else if !common.quiet, let summary = summary() {
-            print(summary)
+            printOut(summary)
         }
     }
 

@@ -45,14 +45,11 @@ enum Exit {
     }
 }
 
-/// Prints one error line to stderr and returns the exit code to throw.
+/// Prints one error line ("tunnelprobe: error: MESSAGE") to the run's stderr and returns the exit code
+/// to throw; `TunnelProbe.execute` turns the code into the exit status.
 func fail(_ message: String, _ code: ExitCode) -> ExitCode {
-    FileHandle.standardError.write(Data("tunnelprobe: error: \(message)\n".utf8))
+    printErr("tunnelprobe: error: \(message)")
     return code
-}
-
-func printErr(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
 }
 
 /// Which signal ended a run early, if one did: the report's `interruption` ("SIGINT", "SIGTERM").

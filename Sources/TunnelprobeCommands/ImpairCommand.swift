@@ -53,7 +53,7 @@ struct ImpairCommand: AsyncParsableCommand {
         }
         let relay: ImpairRelay
         do {
-            relay = try ImpairRelay(config: config, replay: replay, log: log, arguments: Array(CommandLine.arguments.dropFirst(2)))
+            relay = try ImpairRelay(config: config, replay: replay, log: log, arguments: Array(CommandContext.current.commandLine.dropFirst(2)))
             let bound = try await relay.start()
             let shown = bound.ipAddress.flatMap { IPAddress($0) }.map { Endpoint(address: $0, port: UInt16(clamping: bound.port ?? 0)) } ?? config.listen
             if !quiet { printErr("impair: relaying \(shown) -> \(config.upstream), seed \(config.seed)") }
@@ -65,6 +65,6 @@ struct ImpairCommand: AsyncParsableCommand {
         await relay.wait()
         let summary = await relay.stop()
         if !quiet { printErr(summary.text) }
-        if json { print("{\"summary\":\(summary.json)}") }
+        if json { printOut("{\"summary\":\(summary.json)}") }
     }
 }

@@ -204,8 +204,8 @@ extension LabCommand {
             if json {
                 try LabCLI.printJSON(status)
             } else {
-                print(LabCLI.describe(status), terminator: "")
-                print("Run commands in the client namespace with: tunnelprobe lab exec --name \(status.name) -- COMMAND")
+                printOut(LabCLI.describe(status), terminator: "")
+                printOut("Run commands in the client namespace with: tunnelprobe lab exec --name \(status.name) -- COMMAND")
             }
         }
     }
@@ -235,7 +235,7 @@ extension LabCommand {
             } catch {
                 throw LabCLI.fail(error)
             }
-            print(json ? "{\"name\": \"\(lab.name)\", \"down\": true}" : "lab \(lab.name) is down")
+            printOut(json ? "{\"name\": \"\(lab.name)\", \"down\": true}" : "lab \(lab.name) is down")
         }
     }
 
@@ -262,7 +262,7 @@ extension LabCommand {
             if json {
                 try LabCLI.printJSON(status)
             } else {
-                print(LabCLI.describe(status), terminator: "")
+                printOut(LabCLI.describe(status), terminator: "")
             }
             if !status.healthy { throw ExitCode.failure }
         }
@@ -315,7 +315,7 @@ enum LabCLI {
     }
 
     static func printError(_ message: String) {
-        FileHandle.standardError.write(Data("tunnelprobe: error: \(message)\n".utf8))
+        printErr("tunnelprobe: error: \(message)")
     }
 
     /// Prints the error's one line and returns the exit code to throw.
@@ -327,7 +327,7 @@ enum LabCLI {
     static func printJSON(_ status: LabStatus) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        print(String(decoding: try encoder.encode(status), as: UTF8.self))
+        printOut(String(decoding: try encoder.encode(status), as: UTF8.self))
     }
 
     static func describe(_ status: LabStatus) -> String {

@@ -96,7 +96,7 @@ extension LabCommand {
                 }
             }
 
-            let run = RunInfo(id: runID, version: toolVersion, commandLine: CommandLine.arguments, vantage: "lab \(name)",
+            let run = RunInfo(id: runID, version: toolVersion, commandLine: CommandContext.current.commandLine, vantage: "lab \(name)",
                               seed: seed, startedAt: ReportWriter.timestamp(started), finishedAt: ReportWriter.timestamp())
             do {
                 try ReportWriter.write([("manifest.json", try ReportWriter.json(RunManifest(run: run, stages: stages)))], to: directory)
@@ -105,7 +105,7 @@ extension LabCommand {
             }
             let problems = ReportWriter.renderRun(directory: directory, indexRoot: out == nil ? "reports" : nil)
             for p in problems { printErr("tunnelprobe: \(p)") }
-            print("report: \(directory)/index.html")
+            printOut("report: \(directory)/index.html")
             if stages.contains(where: { $0.status != "ok" }) || !problems.isEmpty { throw Exit.checksFailed }
         }
 

@@ -66,9 +66,9 @@ struct LoadgenCommand: AsyncParsableCommand {
         let r = await generator.run(target: target, outstanding: outstanding, duration: .milliseconds(Int(duration * 1000)), mode: mode)
         await engine.shutdown()
         if common.json {
-            print("{\"sent\": \(r.sent), \"answered\": \(r.answered), \"timedOut\": \(r.timedOut), \"seconds\": \(r.seconds), \"queriesPerSecond\": \(r.queriesPerSecond)}")
+            printOut("{\"sent\": \(r.sent), \"answered\": \(r.answered), \"timedOut\": \(r.timedOut), \"seconds\": \(r.seconds), \"queriesPerSecond\": \(r.queriesPerSecond)}")
         } else {
-            print("Queries sent: \(r.sent)\nQueries completed: \(r.answered)\nQueries lost: \(r.timedOut)\nQueries per second: \(String(format: "%.1f", r.queriesPerSecond))")
+            printOut("Queries sent: \(r.sent)\nQueries completed: \(r.answered)\nQueries lost: \(r.timedOut)\nQueries per second: \(String(format: "%.1f", r.queriesPerSecond))")
         }
     }
 }

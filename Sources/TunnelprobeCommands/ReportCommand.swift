@@ -56,7 +56,7 @@ struct ReportCommand: ParsableCommand {
                 for p in dir.problems { printErr("tunnelprobe: \(dir.path): \(p)") }
                 problems += dir.problems.count
                 roots.insert((URL(fileURLWithPath: dir.path).standardizedFileURL.path as NSString).deletingLastPathComponent)
-                if !common.quiet, !common.json { print("\(dir.path)/index.html (\(dir.reports.count) report(s), \(dir.problems.count) problem(s))") }
+                if !common.quiet, !common.json { printOut("\(dir.path)/index.html (\(dir.reports.count) report(s), \(dir.problems.count) problem(s))") }
             }
             if !noIndex {
                 for root in roots.sorted() {
@@ -97,7 +97,7 @@ struct ReportCommand: ParsableCommand {
                     throw fail("\(error)", Exit.environment)
                 }
             }
-            print(common.json ? json : comparison.markdown(), terminator: "")
+            printOut(common.json ? json : comparison.markdown(), terminator: "")
         }
     }
 
@@ -147,7 +147,7 @@ struct ReportCommand: ParsableCommand {
                     throw fail("\(error)", Exit.environment)
                 }
             }
-            print(common.json ? json : comparison.markdown(), terminator: "")
+            printOut(common.json ? json : comparison.markdown(), terminator: "")
         }
     }
 
@@ -185,7 +185,7 @@ struct ReportCommand: ParsableCommand {
                 if let part = SweepReport.shardPart(directory: dir.path) { sweeps.append(part) }
             }
             let id = ReportWriter.runID(kind: "merge")
-            let run = RunInfo(id: id, version: toolVersion, commandLine: CommandLine.arguments,
+            let run = RunInfo(id: id, version: toolVersion, commandLine: CommandContext.current.commandLine,
                               vantage: scans.map(\.run.vantage).joined(separator: ", "), seed: scans[0].run.seed,
                               startedAt: ReportWriter.timestamp(), finishedAt: ReportWriter.timestamp())
             let merged: ScanReport
@@ -207,17 +207,17 @@ struct ReportCommand: ParsableCommand {
                               ("answering.txt", joined.answering.map { $0 + "\n" }.joined()),
                               ("accepted.txt", SweepReport.addressLines(accepted))]
                     if !joined.missingShards.isEmpty, !common.quiet {
-                        print("warning: shards \(joined.missingShards.map(String.init).joined(separator: ", ")) of \(joined.shardCount) are missing")
+                        printOut("warning: shards \(joined.missingShards.map(String.init).joined(separator: ", ")) of \(joined.shardCount) are missing")
                     }
                 }
                 try ReportWriter.write(files, to: dir)
                 try RunDirectory.load(dir).render()
-                if common.json { print(json, terminator: "") }
+                if common.json { printOut(json, terminator: "") }
             } catch {
                 throw fail("\(error)", Exit.environment)
             }
             if !common.json, !common.quiet {
-                print("merged \(scans.count) scans (\(merged.summary.accepted) of \(merged.summary.pairs) pairs accepted) into \(dir)")
+                printOut("merged \(scans.count) scans (\(merged.summary.accepted) of \(merged.summary.pairs) pairs accepted) into \(dir)")
             }
         }
     }

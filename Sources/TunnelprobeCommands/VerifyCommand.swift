@@ -74,7 +74,7 @@ struct VerifyCommand: AsyncParsableCommand {
     func run() async throws {
         if cleanup {
             do {
-                for line in try await Sandbox.cleanup(stateRoot: stateRoot) where !common.quiet { print(line) }
+                for line in try await Sandbox.cleanup(stateRoot: stateRoot) where !common.quiet { printOut(line) }
             } catch {
                 throw fail(error.message, error.code == .notRoot ? Exit.noPermission : Exit.environment)
             }
@@ -88,7 +88,7 @@ struct VerifyCommand: AsyncParsableCommand {
         let overrides = try engineOptions.checkedOverrides(for: kind)
         if printConfig {
             do {
-                print(try EngineConfigText.normalized(profile: parsed, engine: kind, overrides: overrides), terminator: "")
+                printOut(try EngineConfigText.normalized(profile: parsed, engine: kind, overrides: overrides), terminator: "")
             } catch {
                 throw fail("\(profilePath): \(error)", Exit.badInput)
             }

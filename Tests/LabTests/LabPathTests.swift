@@ -22,28 +22,6 @@ enum PathFixtures {
         FileManager.default.temporaryDirectory.appendingPathComponent("tp-path-\(UUID().uuidString)").path
     }
 
-    /// A loopback port nobody listens on: the kernel picks a free UDP port, which is then closed;
-    /// the same port must also be free for TCP. (Another process may still take it before the
-    /// caller does: `startServe` tries again then.)
-    static func unusedPort() -> Int {
-        for _ in 0..<32 {
-            let udp = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            let tcp = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(udp); close(tcp) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                    bind(udp, sa, length) == 0 && getsockname(udp, sa, &length) == 0 && bind(tcp, sa, length) == 0
-                }
-            }
-            if bound { return Int(UInt16(bigEndian: address.sin_port)) }
-        }
-        return Int.random(in: 40_000...60_000)
-    }
-
     /// SIGTERM to `serve`: it must exit in order within 10 s (status 0, no watchdog line), else it
     /// is killed and the failure shows every thread's state from /proc.
     static func expectOrderlyStop(_ server: Process, log: String) {
@@ -61,7 +39,7 @@ enum PathFixtures {
     static func startServe(key: String) throws -> (process: Process, port: Int, log: String) {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("tp-serve-\(UUID().uuidString).log").path
         for _ in 0..<5 {
-            let port = unusedPort()
+            let port = LoopbackPort.unused()
             _ = FileManager.default.createFile(atPath: log, contents: nil)
             let server = Process()
             server.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
@@ -80,45 +58,6 @@ enum PathFixtures {
 
 @Suite(.serialized, .enabled(if: LabGate.binary.runs, "needs the built binary"))
 struct PathCommandTests {
-    /// Each bad input gives exactly one error line and its documented exit code, before anything is sent.
-    @Test(.timeLimit(.minutes(1))) func badInputGivesOneErrorLine() throws {
-        try LabGate.binary.check()
-        let key = try PathFixtures.keyFile()
-        defer { try? FileManager.default.removeItem(atPath: key) }
-        let base = [TestEnvironment.binary, "path", "--domain", "vpn.lab.test", "--quiet"]
-        let cases: [([String], Int32, String)] = [
-            (["--key-file", key, "--resolver", "127.0.0.1", "--rate", "0", "--count", "5"], 64, "--rate"),
-            (["--key-file", key, "--resolver", "127.0.0.1", "--count", "5", "--duration", "2"], 64, "exactly one of --count and --duration"),
-            (["--key-file", key, "--resolver", "127.0.0.1"], 64, "exactly one of --count and --duration"),
-            (["--key-file", key, "--resolver", "127.0.0.1", "--count", "5", "--record-type", "HINFO"], 64, "--record-type"),
-            (["--key-file", key, "--resolver", "not-an-address", "--count", "5"], 64, "--resolver not-an-address"),
-            (["--key-file", key, "--resolver", "127.0.0.1", "--count", "5", "--size", "10:x"], 64, "--size"),
-            (["--key-file", "/nonexistent/probe.key", "--resolver", "127.0.0.1", "--count", "5"], 66, "key file"),
-        ]
-        for (extra, code, text) in cases {
-            let r = try run(base + extra)
-            let lines = r.stderr.split(separator: "\n")
-            #expect(r.status == code, "\(extra): exit \(r.status), \(r.stderr)")
-            #expect(lines.count == 1 && lines[0].hasPrefix("tunnelprobe: error:") && lines[0].contains(text), "\(extra): \(r.stderr)")
-        }
-    }
-
-    @Test(.timeLimit(.minutes(1))) func anAbsentResponderIsOneErrorLine() throws {
-        try LabGate.binary.check()
-        let key = try PathFixtures.keyFile()
-        let out = PathFixtures.outDirectory()
-        defer {
-            try? FileManager.default.removeItem(atPath: key)
-            try? FileManager.default.removeItem(atPath: out)
-        }
-        let r = try run([TestEnvironment.binary, "path", "--domain", "vpn.lab.test", "--key-file", key, "--quiet", "--out", out,
-                         "--resolver", "127.0.0.1:\(PathFixtures.unusedPort())", "--count", "100000", "--rate", "200",
-                         "--absent-after", "0.5", "--tmax", "0.3"])
-        #expect(r.status == 69, "exit \(r.status): \(r.stderr)")
-        let lines = r.stderr.split(separator: "\n")
-        #expect(lines.count == 1 && lines[0].contains("responder absent"), "\(r.stderr)")
-    }
-
     /// SIGINT: the report is written with what was measured, marked incomplete, and the exit code is 130.
     @Test(.timeLimit(.minutes(1))) func interruptedRunWritesAnIncompleteReport() async throws {
         try LabGate.binary.check()

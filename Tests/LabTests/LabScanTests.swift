@@ -7,25 +7,9 @@ import Testing
 import TestSupport
 import Results
 
-struct Run {
-    let status: Int32
-    let stdout: String
-    let stderr: String
-}
+typealias Run = TestProgram.Outcome
 
-func run(_ argv: [String]) throws -> Run {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    p.arguments = argv
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
-}
+func run(_ argv: [String]) throws -> Run { try TestProgram.run(argv) }
 
 /// A lab of its own for the duration of `body`, always taken down afterwards.
 func withLab(limit: Int?, capsForID: Bool = false, _ body: (LabStatus) async throws -> Void) async throws {

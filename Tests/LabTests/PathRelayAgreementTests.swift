@@ -58,9 +58,9 @@ struct PathRelayAgreementTests {
         defer { try? FileManager.default.removeItem(atPath: work) }
         let key = try PathFixtures.keyFile()
         defer { try? FileManager.default.removeItem(atPath: key) }
-        let responderPort = PathFixtures.unusedPort()
-        var relayPort = PathFixtures.unusedPort()
-        while relayPort == responderPort { relayPort = PathFixtures.unusedPort() }
+        let responderPort = LoopbackPort.unused()
+        var relayPort = LoopbackPort.unused()
+        while relayPort == responderPort { relayPort = LoopbackPort.unused() }
         let (p, r) = (0.02, 0.25)
 
         let serve = try Self.start([TestEnvironment.binary, "serve", "--domain", "probe.test", "--key-file", key,

@@ -3,35 +3,15 @@ import Base
 import Foundation
 import Reports
 import Testing
-import TestSupport
 import Results
 
-/// The command as a user runs it: one error line and exit 66 on bad input, a report otherwise.
-/// Needs the built binary; under CI (TUNNELPROBE_REQUIRE_LAB=1) the suite runs, and fails when it is missing.
-@Suite(.enabled(if: LabGate.binary.runs, "\(LabGate.binary.missing ?? "")"))
+/// The command as a user runs it, in process through the binary's entry point (`TunnelProbe.execute`):
+/// one error line and exit 66 on bad input, a report otherwise. `BinarySmokeTests` runs one of each
+/// through the built binary.
 struct SimulateCommandTests {
-
     /// `tunnelprobe simulate ARGUMENTS` (or another subcommand given as `command`).
-    static func run(_ arguments: [String], command: [String] = ["simulate"]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try #require(TestEnvironment.binaryIfBuilt))
-        p.arguments = command + arguments
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
-    }
-
-    static func temporary(_ name: String, _ text: String) throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tp-sim-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let file = dir.appendingPathComponent(name)
-        try text.write(to: file, atomically: true, encoding: .utf8)
-        return file.path
+    static func run(_ arguments: [String], command: [String] = ["simulate"]) async -> InProcess.Outcome {
+        await InProcess.run(command + arguments)
     }
 
     @Test(arguments: [
@@ -47,8 +27,8 @@ struct SimulateCommandTests {
         (["--model", "bernoulli:p=0.05", "--engine", "masterdnsvpn", "--mtu", "900", "--symbol-size", "512"], "drop --symbol-size"),
         (["--model", "bernoulli:p=0.05", "--mtu", "900"], "--mtu goes with --engine"),
     ])
-    func badFlagsGiveOneLineAndExit66(arguments: [String], message: String) throws {
-        let r = try Self.run(arguments + ["--out", NSTemporaryDirectory() + "tp-sim-never"])
+    func badFlagsGiveOneLineAndExit66(arguments: [String], message: String) async throws {
+        let r = await Self.run(arguments + ["--out", NSTemporaryDirectory() + "tp-sim-never"])
         #expect(r.status == 66)
         #expect(r.stderr.hasPrefix("tunnelprobe: error: ") && r.stderr.contains(message), "\(r.stderr)")
         #expect(r.stderr.split(separator: "\n").count == 1)
@@ -56,15 +36,15 @@ struct SimulateCommandTests {
 
     @Test(arguments: [("", "empty file"), ("{\"schema\":", "not JSON"),
                       ("{\"schema\":\"tunnelprobe.fates/1\",\"source\":{\"kind\":\"trace\",\"description\":\"x\"},\"streams\":[]}", "no streams")])
-    func badFatesFilesGiveOneLineAndExit66(text: String, message: String) throws {
-        let file = try Self.temporary("fates.json", text)
-        let r = try Self.run(["--fates", file])
+    func badFatesFilesGiveOneLineAndExit66(text: String, message: String) async throws {
+        let file = try InProcess.temporary("fates.json", text)
+        let r = await Self.run(["--fates", file])
         #expect(r.status == 66)
         #expect(r.stderr.contains(message) && r.stderr.contains(file), "\(r.stderr)")
         #expect(r.stderr.split(separator: "\n").count == 1)
     }
 
-    @Test func aRoundTripFatesFileRunsEndToEndAndTheSameSeedGivesTheSameReport() throws {
+    @Test func aRoundTripFatesFileRunsEndToEndAndTheSameSeedGivesTheSameReport() async throws {
         // The shape `trace --export-fates` writes: one roundTrip stream per resolver, RTT delays.
         var packets: [PacketFate] = []
         for i in 0..<4000 {
@@ -73,12 +53,12 @@ struct SimulateCommandTests {
         }
         let trace = FateTrace(source: .init(kind: "trace", description: "lab capture"),
                               streams: [FateStream(resolver: "198.18.0.2:53", domain: "vpn.lab.test", direction: .roundTrip, packets: packets)])
-        let file = try Self.temporary("fates.json", try ReportWriter.json(trace))
+        let file = try InProcess.temporary("fates.json", try ReportWriter.json(trace))
         let out1 = (file as NSString).deletingLastPathComponent + "/r1"
         let out2 = (file as NSString).deletingLastPathComponent + "/r2"
         let args = ["--fates", file, "--runs", "2", "--seed", "11", "-q"]
-        let a = try Self.run(args + ["--out", out1])
-        let b = try Self.run(args + ["--out", out2])
+        let a = await Self.run(args + ["--out", out1])
+        let b = await Self.run(args + ["--out", out2])
         #expect(a.status == 0 && b.status == 0, "\(a.stderr)")
         func load(_ dir: String) throws -> SimulateReport {
             try JSONDecoder().decode(SimulateReport.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/simulate.json")))
@@ -99,17 +79,17 @@ struct SimulateCommandTests {
 
     /// `--engine masterdnsvpn --mtu N`: FEC groups MasterDnsVPN's own frames, N payload bytes under an
     /// 11-byte header downstream (Go edition), and the report says where the sizes came from.
-    @Test func engineFramesSizeTheSymbols() throws {
+    @Test func engineFramesSizeTheSymbols() async throws {
         let dir = NSTemporaryDirectory() + "tp-sim-engine-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let r = try Self.run(["--model", "bernoulli:p=0.02", "--engine", "masterdnsvpn", "--mtu", "893", "--runs", "1",
-                              "--opportunities", "3000", "--seed", "3", "--levels", "none,balanced", "--out", dir, "--quiet"])
+        let r = await Self.run(["--model", "bernoulli:p=0.02", "--engine", "masterdnsvpn", "--mtu", "893", "--runs", "1",
+                                "--opportunities", "3000", "--seed", "3", "--levels", "none,balanced", "--out", dir, "--quiet"])
         #expect(r.status == 0, "\(r.stderr)")
         let report = try JSONDecoder().decode(SimulateReport.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/simulate.json")))
         #expect(report.settings.symbolSize == 893 && report.settings.headerBytes == 11)
         #expect(report.settings.frameSource?.contains("masterdnsvpn-go download frames at MTU 893") == true)
-        let up = try Self.run(["--model", "bernoulli:p=0.02", "--engine", "masterdnsvpn-python", "--mtu", "133", "--direction", "upload",
-                               "--runs", "1", "--opportunities", "2000", "--out", dir, "--quiet"])
+        let up = await Self.run(["--model", "bernoulli:p=0.02", "--engine", "masterdnsvpn-python", "--mtu", "133", "--direction", "upload",
+                                 "--runs", "1", "--opportunities", "2000", "--out", dir, "--quiet"])
         #expect(up.status == 0, "\(up.stderr)")
         let upReport = try JSONDecoder().decode(SimulateReport.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/simulate.json")))
         #expect(upReport.settings.symbolSize == 133 && upReport.settings.headerBytes == 13)
@@ -118,19 +98,19 @@ struct SimulateCommandTests {
     /// `report presets`: several paths' simulate runs side by side. Every figure in the table is the
     /// run's own (copied, not recomputed), each path keeps its recommendation, and a directory that
     /// holds no simulation is one error line and exit 66.
-    @Test func presetsLaySeveralPathsSideBySide() throws {
+    @Test func presetsLaySeveralPathsSideBySide() async throws {
         let root = NSTemporaryDirectory() + "tp-presets-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: root) }
         let models = [("1% random", "bernoulli:p=0.01"), ("5% bursts of 3", "ge:p=0.017544,r=0.3333,h=1")]
         for (i, model) in models.enumerated() {
-            let r = try Self.run(["--model", model.1, "--runs", "1", "--opportunities", "4000", "--seed", "\(20 + i)",
-                                  "--verify-groups", "5", "--out", root + "/sim\(i)", "--quiet"])
+            let r = await Self.run(["--model", model.1, "--runs", "1", "--opportunities", "4000", "--seed", "\(20 + i)",
+                                    "--verify-groups", "5", "--out", root + "/sim\(i)", "--quiet"])
             #expect(r.status == 0, "\(r.stderr)")
         }
-        func report(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-            try Self.run(arguments, command: ["report", "presets"])
+        func report(_ arguments: [String]) async -> InProcess.Outcome {
+            await Self.run(arguments, command: ["report", "presets"])
         }
-        let r = try report(["\(models[0].0)=\(root)/sim0", "\(models[1].0)=\(root)/sim1", "--out", root + "/presets", "--json"])
+        let r = await report(["\(models[0].0)=\(root)/sim0", "\(models[1].0)=\(root)/sim1", "--out", root + "/presets", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let comparison = try JSONDecoder().decode(PresetComparison.self, from: Data(r.stdout.utf8))
         #expect(comparison.paths.map(\.name) == models.map(\.0))
@@ -152,7 +132,7 @@ struct SimulateCommandTests {
         #expect(md.contains("| level | 1% random | 5% bursts of 3 |") && md.contains("## longest stall ms"))
         // A run directory without a simulation: one line, exit 66.
         try FileManager.default.createDirectory(atPath: root + "/empty", withIntermediateDirectories: true)
-        let bad = try report([root + "/sim0", root + "/empty"])
+        let bad = await report([root + "/sim0", root + "/empty"])
         #expect(bad.status == 66 && bad.stderr.split(separator: "\n").count == 1, "\(bad.status): \(bad.stderr)")
     }
 }

@@ -1,11 +1,9 @@
 import Foundation
 import Reports
 import Testing
-import TestSupport
 
 /// `tunnelprobe trace` on files that are not good captures: each gives its documented result
-/// (docs/TRACE.md, "Bad input"), never a crash. Needs only the built binary.
-@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: TestEnvironment.binary) || TestEnvironment.labRequired, "needs the built binary"))
+/// (docs/TRACE.md, "Bad input"), never a crash. In process, through the binary's entry point.
 struct TraceCommandTests {
     static func temporary(_ suffix: String) -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("tp-tracecmd-\(UUID().uuidString)\(suffix)").path
@@ -29,25 +27,25 @@ struct TraceCommandTests {
         return file
     }
 
-    func trace(_ bytes: [UInt8]) throws -> (Run, TraceReport?) {
+    func trace(_ bytes: [UInt8]) async throws -> (InProcess.Outcome, TraceReport?) {
         let file = Self.temporary(".pcap"), out = Self.temporary("-out")
         defer { unlink(file); try? FileManager.default.removeItem(atPath: out) }
         try Data(bytes).write(to: URL(fileURLWithPath: file))
-        let r = try run([TestEnvironment.binary, "trace", file, "--out", out, "--quiet"])
+        let r = await InProcess.run(["trace", file, "--out", out, "--quiet"])
         let report = try? JSONDecoder().decode(TraceReport.self, from: Data(contentsOf: URL(fileURLWithPath: out + "/trace.json")))
         return (r, report)
     }
 
-    @Test func aGoodCapture() throws {
-        let (r, report) = try trace(Self.capture())
+    @Test func aGoodCapture() async throws {
+        let (r, report) = try await trace(Self.capture())
         #expect(r.status == 0, "\(r.stderr)")
         #expect(report?.run.complete == true)
         #expect(report?.totals.answered == 1)
         #expect(report?.totals.rttMs.p50 == 3)
     }
 
-    @Test func aCutCaptureIsAnalysedUpToTheCut() throws {
-        let (r, report) = try trace(Array(Self.capture().dropLast(5)))
+    @Test func aCutCaptureIsAnalysedUpToTheCut() async throws {
+        let (r, report) = try await trace(Array(Self.capture().dropLast(5)))
         #expect(r.status == 66)
         #expect(r.stderr.split(separator: "\n").count == 1 && r.stderr.contains("byte offset"), "\(r.stderr)")
         #expect(report?.run.complete == false)
@@ -55,21 +53,21 @@ struct TraceCommandTests {
         #expect(report?.totals.queries == 1 && report?.totals.lost == 1)
     }
 
-    @Test func emptyNotACaptureAndGarbage() throws {
+    @Test func emptyNotACaptureAndGarbage() async throws {
         for (bytes, words) in [([UInt8](), "empty file"), (Array("GET / HTTP/1.1\r\n".utf8), "not a pcap or pcapng"),
                                ([0x0a, 0x0d, 0x0d, 0x0a, 1, 2], ".pcap: ")] {
-            let (r, report) = try trace(bytes)
+            let (r, report) = try await trace(bytes)
             #expect(r.status == 66, "\(r.stderr)")
             #expect(r.stderr.hasPrefix("tunnelprobe: error: ") && r.stderr.contains(words), "\(r.stderr)")
             #expect(report == nil)
         }
     }
 
-    @Test func aCaptureWithoutDNS() throws {
+    @Test func aCaptureWithoutDNS() async throws {
         var bytes = Self.capture()
         // Move both datagrams off port 53 (the ports sit at fixed offsets in the two records).
         for offset in [24 + 16 + 22, 24 + 16 + 52 + 16 + 20] { bytes[offset] = 0x13 }
-        let (r, report) = try trace(bytes)
+        let (r, report) = try await trace(bytes)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(report?.packets.notDNS == 2)
         #expect(report?.totals.queries == 0)
