@@ -223,6 +223,7 @@ let package = Package(
         // The commands' own flag handling, in process (`@testable import TunnelprobeCommands`).
         .testTarget(name: "CommandLineTests", dependencies: ["Results", "TunnelprobeCommands", "Impairment", "Base", "Fates", "ProbeClient", "TunnelVerify"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
+        .testTarget(name: "FatesTests", dependencies: ["Fates", "Base"]),
         .testTarget(name: "EngineModelsTests", dependencies: ["Results", "EngineModels"], resources: [.copy("Fixtures")]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzEntries", "TestSupport"]),
         .testTarget(

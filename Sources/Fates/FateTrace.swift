@@ -1,4 +1,4 @@
-import Base
+public import Base
 import OSLayer
 public import Foundation
 
@@ -42,13 +42,51 @@ public struct FateTrace: Codable, Sendable, Hashable {
 
 /// The fates of the datagrams one resolver carried in one direction, in send order.
 public struct FateStream: Codable, Sendable, Hashable {
-    public enum Direction: String, Codable, Sendable, CaseIterable {
-        /// Client to responder (queries). `delayMs` is one-way.
-        case up
-        /// Responder to client (responses). `delayMs` is one-way.
-        case down
+    /// What a stream's datagrams crossed: one direction of the path (Base's `Direction`), or the round
+    /// trip, where a client-side capture cannot tell which way a datagram was lost. Written as the
+    /// strings fates/1 has always used: `up`, `down`, `roundTrip`.
+    public enum Direction: Sendable, Hashable, CaseIterable, RawRepresentable, Codable {
+        /// `up` (queries) or `down` (responses). `delayMs` is one-way.
+        case oneWay(Base.Direction)
         /// Query and its response together, as a client-side capture sees them. `delayMs` is the RTT.
         case roundTrip
+
+        public static let up = Direction.oneWay(.up)
+        public static let down = Direction.oneWay(.down)
+        public static let allCases: [Direction] = [.up, .down, .roundTrip]
+
+        public var rawValue: String {
+            switch self {
+            case let .oneWay(d): d.rawValue
+            case .roundTrip: "roundTrip"
+            }
+        }
+
+        public init?(rawValue: String) {
+            if rawValue == "roundTrip" {
+                self = .roundTrip
+            } else if let d = Base.Direction(rawValue: rawValue) {
+                self = .oneWay(d)
+            } else {
+                return nil
+            }
+        }
+
+        // Written out rather than left to derivation, which would nest an enum with a payload as an object.
+        public init(from decoder: any Decoder) throws {
+            let text = try decoder.singleValueContainer().decode(String.self)
+            guard let direction = Direction(rawValue: text) else {
+                // The words the stdlib's RawRepresentable decoding used, so a bad file's message is as before.
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                        debugDescription: "Cannot initialize Direction from invalid String value \(text)"))
+            }
+            self = direction
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
     }
 
     /// "ip:port" of the resolver the datagrams crossed.
