@@ -43,14 +43,16 @@ public struct FateTrace: Codable, Sendable, Hashable {
 /// The fates of the datagrams one resolver carried in one direction, in send order.
 public struct FateStream: Codable, Sendable, Hashable {
     /// What a stream's datagrams crossed: one direction of the path (Base's `Direction`), or the round
-    /// trip, where a client-side capture cannot tell which way a datagram was lost. Written as the
-    /// strings fates/1 has always used: `up`, `down`, `roundTrip`.
+    /// trip, where a client-side capture cannot tell which way a datagram was lost. Coded through its
+    /// raw value (the standard library's `RawRepresentable` coding), the strings fates/1 has always used:
+    /// `up`, `down`, `roundTrip`.
     public enum Direction: Sendable, Hashable, CaseIterable, RawRepresentable, Codable {
         /// `up` (queries) or `down` (responses). `delayMs` is one-way.
         case oneWay(Base.Direction)
         /// Query and its response together, as a client-side capture sees them. `delayMs` is the RTT.
         case roundTrip
 
+        /// The one-way streams by their fates/1 names.
         public static let up = Direction.oneWay(.up)
         public static let down = Direction.oneWay(.down)
         public static let allCases: [Direction] = [.up, .down, .roundTrip]
@@ -70,22 +72,6 @@ public struct FateStream: Codable, Sendable, Hashable {
             } else {
                 return nil
             }
-        }
-
-        // Written out rather than left to derivation, which would nest an enum with a payload as an object.
-        public init(from decoder: any Decoder) throws {
-            let text = try decoder.singleValueContainer().decode(String.self)
-            guard let direction = Direction(rawValue: text) else {
-                // The words the stdlib's RawRepresentable decoding used, so a bad file's message is as before.
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                        debugDescription: "Cannot initialize Direction from invalid String value \(text)"))
-            }
-            self = direction
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(rawValue)
         }
     }
 
