@@ -49,6 +49,7 @@ import Testing
         ("bernoulli:p=inf", "\"p=inf\": inf is not a number"),
         ("ge:p=0.1", "needs p= and r= (e.g. p=0.01,r=0.3)"),
         ("ge:p=0.1,h=0.2", "needs p= and r= (e.g. p=0.01,r=0.3)"),
+        ("ge:p=2,r=0.3", "p must be in [0, 1], got 2.0"),
         ("ge:p=0.1,r=-0.1,h=0", "r must be in [0, 1], got -0.1"),
         ("ge:p=0.1,r=0.3,h=2", "h must be in [0, 1], got 2.0"),
         ("ge:p=0.1,r=0.3,k=1.1", "k must be in [0, 1], got 1.1"),
