@@ -232,6 +232,7 @@ let package = Package(
         .testTarget(name: "CommandLineTests", dependencies: ["Results", "TunnelprobeCommands", "Impairment", "Base", "Fates", "ProbeClient", "TunnelVerify",
                                                              "Reports", "TestSupport"]),
         .testTarget(name: "DNSWireTests", dependencies: ["DNSWire", "Base"]),
+        .testTarget(name: "FatesTests", dependencies: ["Fates", "Base"]),
         .testTarget(name: "EngineModelsTests", dependencies: ["Results", "EngineModels"], resources: [.copy("Fixtures")]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzEntries", "TestSupport"]),
         .testTarget(

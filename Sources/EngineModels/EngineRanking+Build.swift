@@ -1,9 +1,10 @@
+public import Base
 import Foundation
 public import Results
 
 extension EngineRanking {
     /// Ranks `capacities` for one engine from the scan's figures for it.
-    public static func build(_ scan: EngineScan, capacities: [PairCapacity], target: (direction: String, bytesPerSecond: Double)?) -> EngineRanking {
+    public static func build(_ scan: EngineScan, capacities: [PairCapacity], target: (direction: Direction, bytesPerSecond: Double)?) -> EngineRanking {
         let model = EngineCatalog.model(for: scan.engine)
         var figures: [String: PairFigures] = [:]
         for f in scan.synced.usable { figures[f.resolver + " " + f.domain] = f }
@@ -18,7 +19,7 @@ extension EngineRanking {
                                       uploadBytesPerQuery: up, downloadBytesPerQuery: down,
                                       uploadGoodput: answered * Double(up), downloadGoodput: answered * Double(down)), f))
         }
-        let down = target?.direction != "up"
+        let down = target?.direction != .up
         ranked.sort { a, b in
             let (x, y) = down ? (a.0.downloadGoodput, b.0.downloadGoodput) : (a.0.uploadGoodput, b.0.uploadGoodput)
             return x != y ? x > y : (a.0.resolver, a.0.domain) < (b.0.resolver, b.0.domain)
@@ -44,11 +45,11 @@ extension EngineRanking {
 
     /// The fewest pairs, best first, whose goodput adds up to `target`; the last one sent only as
     /// fast as the rest of the target needs.
-    static func plan(_ ranked: [RankedPair], direction: String, target: Double, engine: String) -> GoodputPlan {
+    static func plan(_ ranked: [RankedPair], direction: Direction, target: Double, engine: String) -> GoodputPlan {
         var uses: [GoodputPlan.Use] = []
         var total = 0.0
         for p in ranked where total < target {
-            let goodput = direction == "up" ? p.uploadGoodput : p.downloadGoodput
+            let goodput = direction == .up ? p.uploadGoodput : p.downloadGoodput
             guard goodput > 0 else { continue }
             let needed = target - total
             let share = min(1, needed / goodput)
@@ -58,8 +59,8 @@ extension EngineRanking {
         let reachable = total >= target * 0.999
         let kb = { (v: Double) in String(format: "%.1f kB/s", v / 1000) }
         let sentence = reachable
-            ? "to move \(kb(target)) \(direction) with \(engine) you need these \(uses.count) resolver(s) at these rates"
-            : "\(kb(target)) \(direction) with \(engine) is out of reach: all \(uses.count) measured resolver(s) together move \(kb(total))"
+            ? "to move \(kb(target)) \(direction.rawValue) with \(engine) you need these \(uses.count) resolver(s) at these rates"
+            : "\(kb(target)) \(direction.rawValue) with \(engine) is out of reach: all \(uses.count) measured resolver(s) together move \(kb(total))"
         return GoodputPlan(direction: direction, targetBytesPerSecond: target, reachable: reachable, uses: uses,
                            totalGoodput: total, sentence: sentence)
     }

@@ -1,4 +1,4 @@
-import Base
+public import Base
 import OSLayer
 public import Foundation
 
@@ -42,13 +42,37 @@ public struct FateTrace: Codable, Sendable, Hashable {
 
 /// The fates of the datagrams one resolver carried in one direction, in send order.
 public struct FateStream: Codable, Sendable, Hashable {
-    public enum Direction: String, Codable, Sendable, CaseIterable {
-        /// Client to responder (queries). `delayMs` is one-way.
-        case up
-        /// Responder to client (responses). `delayMs` is one-way.
-        case down
+    /// What a stream's datagrams crossed: one direction of the path (Base's `Direction`), or the round
+    /// trip, where a client-side capture cannot tell which way a datagram was lost. Coded through its
+    /// raw value (the standard library's `RawRepresentable` coding), the strings fates/1 has always used:
+    /// `up`, `down`, `roundTrip`.
+    public enum Direction: Sendable, Hashable, CaseIterable, RawRepresentable, Codable {
+        /// `up` (queries) or `down` (responses). `delayMs` is one-way.
+        case oneWay(Base.Direction)
         /// Query and its response together, as a client-side capture sees them. `delayMs` is the RTT.
         case roundTrip
+
+        /// The one-way streams by their fates/1 names.
+        public static let up = Direction.oneWay(.up)
+        public static let down = Direction.oneWay(.down)
+        public static let allCases: [Direction] = [.up, .down, .roundTrip]
+
+        public var rawValue: String {
+            switch self {
+            case let .oneWay(d): d.rawValue
+            case .roundTrip: "roundTrip"
+            }
+        }
+
+        public init?(rawValue: String) {
+            if rawValue == "roundTrip" {
+                self = .roundTrip
+            } else if let d = Base.Direction(rawValue: rawValue) {
+                self = .oneWay(d)
+            } else {
+                return nil
+            }
+        }
     }
 
     /// "ip:port" of the resolver the datagrams crossed.

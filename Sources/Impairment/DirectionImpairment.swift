@@ -1,4 +1,4 @@
-import Base
+public import Base
 public import Fates
 
 /// The impairments of one direction as a pure state machine: `decide` takes a datagram's

@@ -1,4 +1,4 @@
-import Base
+public import Base
 import NIOCore
 
 /// Why an impairment setting cannot be used: the setting (and its direction) and one line saying

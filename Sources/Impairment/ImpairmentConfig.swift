@@ -49,7 +49,7 @@ public struct DirectionConfig: Sendable, Hashable {
         case drop, truncate
     }
 
-    public var loss: LossModel?
+    public var loss: LossProcess?
     public var delayMs: Double = 0
     public var jitterMs: Double = 0
     public var reorder: Reordering?

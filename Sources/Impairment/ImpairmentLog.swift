@@ -1,4 +1,4 @@
-import Base
+public import Base
 import OSLayer
 import Foundation
 

@@ -1,3 +1,4 @@
+public import Base
 import Foundation
 
 /// Counts per action and direction: the relay's own account of what it did, printed at exit and

@@ -1,3 +1,4 @@
+public import Base
 public import Fates
 
 /// The fates streams a `--replay` run applies, one per direction at most.

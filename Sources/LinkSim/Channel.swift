@@ -93,14 +93,21 @@ public struct Channel: Sendable {
     }
 
     public init(model: LossModel, seed: UInt64) {
-        kind = model.kind == .bernoulli ? .bernoulli : .ge
         sentMs = []
         delivered = []
         delaysMs = []
         periodMs = 0
         rng = SplitMix64(seed: seed)
         intervalMs = 1000 / model.opportunitiesPerSecond
-        (p, r, h, k, modelDelayMs) = (model.p, model.r, model.h, model.k, model.delayMs)
+        modelDelayMs = model.delayMs
+        switch model.process {
+        case let .bernoulli(loss):
+            kind = .bernoulli
+            (p, r, h, k) = (loss, 1, 0, 1)
+        case let .gilbertElliott(ge):
+            kind = .ge
+            (p, r, h, k) = (ge.p, ge.r, ge.h, ge.k)
+        }
         // Start Gilbert-Elliott in its stationary distribution.
         if kind == .ge, p + r > 0 {
             bad = rng.unitInterval() < p / (p + r)

@@ -10,7 +10,7 @@ extension SimulateReport {
         let request = result.request
         var input: Input
         let streams = result.streams.map {
-            var use = StreamUse(direction: $0.direction.rawValue, data: $0.data.description, dataPackets: $0.dataPackets,
+            var use = StreamUse(direction: Self.transfer($0.direction), data: $0.data.description, dataPackets: $0.dataPackets,
                                 dataLoss: $0.dataLoss, feedback: $0.feedback.description, feedbackNote: $0.feedbackNote,
                                 delaysFilled: $0.delaysFilled)
             use.opportunitiesPerSecond = $0.opportunitiesPerSecond
@@ -24,7 +24,10 @@ extension SimulateReport {
             input = Input(kind: "model", streams: streams, model: model.description, modelLoss: model.meanLoss, seed: request.seed,
                           runs: request.runs, opportunitiesPerRun: result.opportunitiesPerRun)
             // Gilbert-Elliott: a Bad sojourn lasts 1 / r packets on average (geometric); Bernoulli: 1 / (1 - p).
-            input.modelMeanBurst = model.kind == .ge ? (model.r > 0 ? 1 / model.r : nil) : (model.p < 1 ? 1 / (1 - model.p) : nil)
+            switch model.process {
+            case let .bernoulli(p): input.modelMeanBurst = p < 1 ? 1 / (1 - p) : nil
+            case let .gilbertElliott(ge): input.modelMeanBurst = ge.r > 0 ? 1 / ge.r : nil
+            }
         }
         let a = request.arq
         let settings = Settings(
@@ -40,7 +43,7 @@ extension SimulateReport {
             run: run, input: input, settings: settingsWithFrames,
             levels: result.outcomes.map { Level($0, arq: a.enabled) },
             recommendations: result.recommendations.map {
-                var r = Recommendation(direction: $0.direction.rawValue, level: $0.level, withinBudget: $0.withinBudget, reason: $0.reason)
+                var r = Recommendation(direction: Self.transfer($0.direction), level: $0.level, withinBudget: $0.withinBudget, reason: $0.reason)
                 r.decidedBy = $0.decidedBy
                 r.tiedWith = $0.tiedWith
                 r.dropped = $0.dropped.map { .init(level: $0.level, overhead: $0.overhead) }
@@ -78,7 +81,7 @@ extension SimulateReport.Level {
         for v in stalls.recordedValues() { stallTotal += Double(v.value) * Double(v.count) / 1000 }
         let v = t.verification
         self.init(
-            direction: outcome.direction.rawValue, level: level.name, k: level.k, m: level.m,
+            direction: SimulateReport.transfer(outcome.direction), level: level.name, k: level.k, m: level.m,
             flushTimeoutMs: level.isEnabled ? level.flushTimeoutMs : nil, originals: n, deliveredDirect: t.deliveredDirect,
             recoveredByFEC: t.rebuiltByFEC, repairedByARQ: t.repairedByARQ, lost: t.lost,
             firstTransmissionLoss: rate(t.firstTransmissionsLost, n), residualLossFEC: rate(t.residualLostFEC, n),
@@ -163,4 +166,9 @@ extension SimulateReport.Interval {
         guard let w = WilsonInterval(successes: count, trials: of, z: Self.z) else { return nil }
         self.init(low: w.low, high: w.high, count: count, of: of)
     }
+}
+
+extension SimulateReport {
+    /// A data direction in the report's words (`download`, `upload`), the words of `--direction`.
+    static func transfer(_ direction: Direction) -> String { SimulationRequest.Transfer.oneWay(direction).rawValue }
 }

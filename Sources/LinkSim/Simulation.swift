@@ -1,4 +1,4 @@
-import Base
+public import Base
 public import FEC
 public import Fates
 import Dispatch
@@ -13,12 +13,40 @@ public struct SimulationRequest: Sendable {
         case model(LossModel)
     }
 
-    public enum Direction: String, Sendable, CaseIterable {
-        case download, upload, both
+    /// Which way the simulated data flows, in the words of `--direction` and of `simulate.json`:
+    /// `download` is data on `down` (its feedback on `up`), `upload` the other way round, `both` each in turn.
+    public enum Transfer: Sendable, Hashable, CaseIterable, RawRepresentable {
+        case oneWay(Direction)
+        case both
+
+        public static let download = Transfer.oneWay(.down)
+        public static let upload = Transfer.oneWay(.up)
+        public static let allCases: [Transfer] = [.download, .upload, .both]
+
+        /// The data directions simulated, in report order.
+        public var directions: [Direction] {
+            switch self {
+            case let .oneWay(d): [d]
+            case .both: [.down, .up]
+            }
+        }
+
+        public var rawValue: String {
+            switch self {
+            case .oneWay(.down): "download"
+            case .oneWay(.up): "upload"
+            case .both: "both"
+            }
+        }
+
+        public init?(rawValue: String) {
+            guard let transfer = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+            self = transfer
+        }
     }
 
     public var source: Source
-    public var direction: Direction = .download
+    public var direction: Transfer = .download
     public var levels: [FECLevel] = FECLevel.presets
     public var arq = ARQConfiguration()
     public var traffic: TrafficPattern = .greedy
@@ -58,7 +86,7 @@ public enum Simulation {
     public static func run(_ request: SimulationRequest, isCancelled: @escaping @Sendable () -> Bool = { false }) throws(SimulationError)
         -> SimulationResult
     {
-        let directions: [SimulationRequest.Direction] = request.direction == .both ? [.download, .upload] : [request.direction]
+        let directions = request.direction.directions
         let source: SimulationResult.Source
         var paths: [Path] = []
         switch request.source {
@@ -75,7 +103,7 @@ public enum Simulation {
                                feedback: .model, feedbackNote: "the same model, an independent seeded sequence", delaysFilled: 0,
                                opportunitiesPerSecond: model.opportunitiesPerSecond),
                     channels: { r in
-                        let s = seed &+ UInt64(r) &+ (direction == .upload ? 0x5555 : 0)
+                        let s = seed &+ UInt64(r) &+ (direction == .up ? 0x5555 : 0)
                         return (Channel(model: model, seed: s), Channel(model: model, seed: s ^ 0xFEED_BACC))
                     },
                     defaultOpportunities: SimulationRequest.defaultModelOpportunities))
@@ -138,11 +166,11 @@ public enum Simulation {
 
     /// Download data rides `down` (or `roundTrip`), its feedback `up` (or `roundTrip`, half its delay);
     /// upload the other way round. docs/SIMULATE.md explains why.
-    static func path(_ trace: FateTrace, resolver: String, direction: SimulationRequest.Direction, runs: Int) throws(SimulationError) -> Path {
+    static func path(_ trace: FateTrace, resolver: String, direction: Direction, runs: Int) throws(SimulationError) -> Path {
         let streams = trace.streams.filter { $0.resolver == resolver }
         func stream(_ d: FateStream.Direction) -> FateStream? { streams.first { $0.direction == d } }
-        let forward: FateStream.Direction = direction == .upload ? .up : .down
-        let backward: FateStream.Direction = direction == .upload ? .down : .up
+        let forward = FateStream.Direction.oneWay(direction)
+        let backward = FateStream.Direction.oneWay(direction.reversed)
         guard let dataStream = stream(forward) ?? stream(.roundTrip) else {
             throw .noStream(direction: forward.rawValue, resolver: resolver)
         }

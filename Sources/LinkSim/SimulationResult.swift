@@ -1,3 +1,4 @@
+public import Base
 public import FEC
 public import Fates
 import Histogram
@@ -29,7 +30,7 @@ public struct SimulationResult: Sendable {
 
     /// Which stream carried data and which carried feedback, for one direction.
     public struct StreamUse: Sendable, Hashable {
-        public var direction: SimulationRequest.Direction
+        public var direction: Direction
         public var data: ChannelSource
         public var dataPackets: Int
         public var dataLoss: Double
@@ -46,13 +47,13 @@ public struct SimulationResult: Sendable {
 
     /// One level in one direction, every run pooled.
     public struct Outcome: Sendable {
-        public var direction: SimulationRequest.Direction
+        public var direction: Direction
         public var level: FECLevel
         public var metrics: LinkMetrics
         /// Each run's own counters (replications with seeds seed + i), in run order.
         public var runs: [LinkMetrics] = []
 
-        public init(direction: SimulationRequest.Direction, level: FECLevel, metrics: LinkMetrics, runs: [LinkMetrics] = []) {
+        public init(direction: Direction, level: FECLevel, metrics: LinkMetrics, runs: [LinkMetrics] = []) {
             self.direction = direction
             self.level = level
             self.metrics = metrics
@@ -74,7 +75,7 @@ public struct SimulationResult: Sendable {
     }
 
     public struct Recommendation: Sendable, Hashable {
-        public var direction: SimulationRequest.Direction
+        public var direction: Direction
         public var level: String
         public var withinBudget: Bool
         public var reason: String

@@ -1,4 +1,5 @@
 public import ArgumentParser
+public import Base
 public import DNSWire
 public import EngineModels
 public import Impairment
@@ -33,8 +34,11 @@ extension DirectionConfig.RateExcess: ExpressibleByArgument {}
 /// `impair --up-oversize`, `--down-oversize`.
 extension DirectionConfig.Oversize: ExpressibleByArgument {}
 
-/// `simulate --direction`.
-extension SimulationRequest.Direction: ExpressibleByArgument {}
+/// `simulate --direction`: download, upload or both.
+extension SimulationRequest.Transfer: ExpressibleByArgument {}
+
+/// `rank --target-direction`: down or up.
+extension Direction: ExpressibleByArgument {}
 
 /// `simulate --engine`: a name `Engine(name:)` takes (`masterdnsvpn`, `mdv-python`, ...).
 extension Engine: ExpressibleByArgument {

@@ -55,7 +55,7 @@ struct RankCommand: AsyncParsableCommand {
     var target: String?
 
     @Option(help: "Which direction --target is: down or up.")
-    var targetDirection: TargetDirection = .down
+    var targetDirection: Direction = .down
 
     @Option(help: "First step's rate, queries per second.")
     var startRate: Double = CapacitySettings().startRate
@@ -171,7 +171,7 @@ struct RankCommand: AsyncParsableCommand {
         let capacities = pairs.indices.compactMap { measured[$0] }
         let notMeasured = pairs.indices.filter { measured[$0] == nil }.map { pairs[$0].target.description }
         let scans = report.engines ?? EngineScan.all(engines, pairs: report.pairs)
-        let targetGoodput = try target.map { (direction: targetDirection.rawValue, bytesPerSecond: try Self.parseRate($0)) }
+        let targetGoodput = try target.map { (direction: targetDirection, bytesPerSecond: try Self.parseRate($0)) }
         let rankings = engines.compactMap { e in scans.first { $0.engine == e } }
             .map { EngineRanking.build($0, capacities: capacities, target: targetGoodput) }
         var info = run.info(seed: seed)
@@ -220,11 +220,6 @@ struct RankCommand: AsyncParsableCommand {
         }
         return lines.joined(separator: "\n") + "\nreport: \(directory)/rank.md"
     }
-}
-
-/// `rank --target-direction`: which direction `--target` is.
-enum TargetDirection: String, CaseIterable, ExpressibleByArgument {
-    case down, up
 }
 
 extension Array {

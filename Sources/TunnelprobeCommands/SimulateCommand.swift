@@ -44,7 +44,7 @@ struct SimulateCommand: ParsableCommand {
     var flushTimeout: Double?
 
     @Option(help: "Direction that carries the data and its FEC: download, upload or both.")
-    var direction: SimulationRequest.Direction = .download
+    var direction: SimulationRequest.Transfer = .download
 
     @Option(help: "Traffic: bulk, bulk:rate=R, cbr:rate=R[,size=B], interactive:burst=N,gap=MS[,size=B].")
     var traffic: String = "bulk"
@@ -221,7 +221,7 @@ struct SimulateCommand: ParsableCommand {
 
     /// `--engine E --mtu N`: the engine model's data frame in the data direction (upload frames when
     /// only upload carries data), and a line saying so for the report.
-    func engineFrame(direction: SimulationRequest.Direction) throws -> (frame: DataFrame, source: String)? {
+    func engineFrame(direction: SimulationRequest.Transfer) throws -> (frame: DataFrame, source: String)? {
         guard let engine else {
             if mtu != nil { throw fail("--mtu goes with --engine", Exit.badInput) }
             return nil

@@ -31,7 +31,7 @@ import Testing
         let (level, loss, failure) = Self.reference[index]
         #expect(abs(Self.tail(k: level.k, m: level.m, p: loss) - failure) / failure < 0.1)
         // FEC alone, greedy source on a fast channel so every group fills before its flush timeout.
-        var request = SimulationRequest(source: .model(LossModel(kind: .bernoulli, p: loss, delayMs: 1, opportunitiesPerSecond: 100_000)))
+        var request = SimulationRequest(source: .model(LossModel(.bernoulli(loss), delayMs: 1, opportunitiesPerSecond: 100_000)))
         request.levels = [level]
         request.arq.enabled = false
         request.arq.window = 4096

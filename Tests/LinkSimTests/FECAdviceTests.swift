@@ -36,7 +36,7 @@ import TestSupport
         var wilsonCovered: [String: Int] = [:]
         for i in 0..<40 {
             let q = 0.01 + 0.19 * Double(i) / 39
-            var request = SimulationRequest(source: .model(LossModel(kind: .bernoulli, p: q, delayMs: 1, opportunitiesPerSecond: 100_000)))
+            var request = SimulationRequest(source: .model(LossModel(.bernoulli(q), delayMs: 1, opportunitiesPerSecond: 100_000)))
             request.levels = levels
             request.arq.enabled = false
             request.arq.window = 4096
@@ -81,7 +81,7 @@ import TestSupport
     /// The same channels Simulation.run builds for run 0 of a model (seed, and seed ^ 0xFEED_BACC for feedback).
     @Test(arguments: [100.0, 500.0, 2000.0])
     func groupSizesInTheReportMatchACountFromTheSendLog(rate: Double) throws {
-        let model = LossModel(kind: .bernoulli, p: 0.05, opportunitiesPerSecond: rate)
+        let model = LossModel(.bernoulli(0.05), opportunitiesPerSecond: rate)
         var request = SimulationRequest(source: .model(model))
         request.runs = 1
         request.seed = 20
@@ -129,7 +129,7 @@ import TestSupport
         let (k, m, q) = (8, 2, 0.1)
         let levels = [FECLevel(name: "8:2", k: k, m: m, flushTimeoutMs: 60_000),
                       FECLevel(name: "rq:8:2", k: k, m: m, flushTimeoutMs: 60_000, code: .raptorQModel)]
-        var request = SimulationRequest(source: .model(LossModel(kind: .bernoulli, p: q, delayMs: 1, opportunitiesPerSecond: 100_000)))
+        var request = SimulationRequest(source: .model(LossModel(.bernoulli(q), delayMs: 1, opportunitiesPerSecond: 100_000)))
         request.levels = levels
         request.arq.enabled = false
         request.arq.window = 4096
@@ -193,7 +193,7 @@ import TestSupport
     /// Lost packets come one failed group at a time: under bursty loss the clustered interval is wider
     /// than the packets-independent Wilson interval by the square root of the design effect.
     @Test func theClusteredIntervalIsWiderThanWilsonUnderClumpedLoss() throws {
-        var request = SimulationRequest(source: .model(LossModel(kind: .ge, p: 0.0175, r: 1.0 / 3, delayMs: 50, opportunitiesPerSecond: 2000)))
+        var request = SimulationRequest(source: .model(LossModel(.gilbertElliott(.init(p: 0.0175, r: 1.0 / 3)), delayMs: 50, opportunitiesPerSecond: 2000)))
         request.levels = [.balanced]
         request.arq.enabled = false
         request.runs = 2
@@ -215,7 +215,7 @@ import TestSupport
     }
 
     @Test func withoutARQTheLevelThatLosesLeastIsRecommended() throws {
-        var request = SimulationRequest(source: .model(LossModel(kind: .bernoulli, p: 0.2, delayMs: 50, opportunitiesPerSecond: 2000)))
+        var request = SimulationRequest(source: .model(LossModel(.bernoulli(0.2), delayMs: 50, opportunitiesPerSecond: 2000)))
         request.arq.enabled = false
         request.runs = 3
         request.seed = 9
@@ -231,7 +231,7 @@ import TestSupport
     }
 
     @Test func aLevelDroppedByTheBudgetIsShownWithTheOverheadThatDroppedIt() throws {
-        var request = SimulationRequest(source: .model(LossModel(kind: .bernoulli, p: 0.05, delayMs: 50, opportunitiesPerSecond: 2000)))
+        var request = SimulationRequest(source: .model(LossModel(.bernoulli(0.05), delayMs: 50, opportunitiesPerSecond: 2000)))
         request.runs = 2
         request.seed = 5
         request.opportunities = 10_000

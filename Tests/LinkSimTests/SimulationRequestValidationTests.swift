@@ -6,7 +6,7 @@ import FEC
 /// it takes; the defaults pass.
 struct SimulationRequestValidationTests {
     private func request(_ change: (inout SimulationRequest) -> Void) -> SimulationRequest {
-        var r = SimulationRequest(source: .model(LossModel(kind: .bernoulli, p: 0.01)))
+        var r = SimulationRequest(source: .model(LossModel(.bernoulli(0.01))))
         change(&r)
         return r
     }

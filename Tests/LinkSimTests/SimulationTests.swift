@@ -63,6 +63,41 @@ import Results
         #expect(report.levels.count == 2)
     }
 
+    /// `--direction both` runs download then upload; the report names them in the flag's words and the
+    /// streams by their fates/1 names, as before the directions became Base's `Direction`.
+    @Test func bothDirectionsAreNamedAsTheFlagAndTheFatesFileName() throws {
+        var request = SimulationRequest(source: .fates(Self.trace(), file: "f.json", sha256: "ab"))
+        request.direction = .both
+        request.runs = 1
+        request.levels = [.none, .balanced]
+        request.opportunities = 2000
+        let report = try SimulateReport(Simulation.run(request), run: Self.info)
+        #expect(report.settings.direction == "both")
+        #expect(report.input.streams.map(\.direction) == ["download", "upload"])
+        #expect(report.input.streams.map(\.data) == ["down", "up"] && report.input.streams.map(\.feedback) == ["up", "down"])
+        #expect(report.levels.map(\.direction) == ["download", "download", "upload", "upload"])
+        #expect(report.recommendations.map(\.direction) == ["download", "upload"])
+        #expect(SimulationRequest.Transfer.allCases.map(\.rawValue) == ["download", "upload", "both"])
+        #expect(SimulationRequest.Transfer(rawValue: "upload") == .oneWay(.up) && SimulationRequest.Transfer(rawValue: "up") == nil)
+        #expect(SimulationRequest.Transfer.both.directions == [.down, .up])
+    }
+
+    /// The simulator's model is the shared loss process plus its own delay and rate: its text reads back,
+    /// and its own checks come before the loss process's, as they always did.
+    @Test func aModelsTextReadsBackWithItsDelayAndRate() throws {
+        let ge = try LossModel.parse("ge:p=0.01,r=0.3,h=0.2,k=0.99,delay=50,rate=2000")
+        #expect(ge == LossModel(.gilbertElliott(.init(p: 0.01, r: 0.3, h: 0.2, k: 0.99)), delayMs: 50, opportunitiesPerSecond: 2000))
+        #expect(ge.description == "ge:p=0.01,r=0.3,h=0.2,k=0.99,delay=50.0,rate=2000.0")
+        #expect(try LossModel.parse(ge.description) == ge)
+        let bernoulli = try LossModel.parse("bernoulli:p=0.05")
+        #expect(bernoulli.description == "bernoulli:p=0.05,delay=100.0,rate=500.0")
+        #expect(try LossModel.parse(bernoulli.description) == bernoulli)
+        #expect(throws: TextFormError("delay must be 0...600000 ms")) { try LossModel.parse("bernoulli:delay=-1") }
+        #expect(throws: TextFormError("rate must be in (0, 1000000] per second")) { try LossModel.parse("ge:rate=0,p=2") }
+        #expect(throws: TextFormError("p must be in [0, 1], got 1.5")) { try LossModel.parse("bernoulli:p=1.5,delay=5") }
+        #expect(throws: TextFormError("\"size=3\" is not one of p=, r=, h=, k=, delay=, rate=")) { try LossModel.parse("ge:size=3") }
+    }
+
     @Test func badInputGivesOneClearReason() throws {
         #expect(throws: TextFormError.self) { try LossModel.parse("bernoulli:p=1.5") }
         #expect(throws: TextFormError.self) { try LossModel.parse("ge:p=0.1,r=-0.1,h=0") }

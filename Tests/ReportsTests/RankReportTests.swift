@@ -55,7 +55,7 @@ import Results
         let capacities = [Self.capacity("192.0.2.1:53", rate: 40), Self.capacity("192.0.2.2:53", rate: 120),
                           Self.capacity("192.0.2.3:53", rate: 100, loss: 50)]
         let target = 150.0 * Double(perQuery)
-        let ranking = EngineRanking.build(scan, capacities: capacities, target: (direction: "down", bytesPerSecond: target))
+        let ranking = EngineRanking.build(scan, capacities: capacities, target: (direction: .down, bytesPerSecond: target))
         #expect(ranking.pairs.map(\.resolver) == ["192.0.2.2:53", "192.0.2.3:53", "192.0.2.1:53"])
         #expect(ranking.pairs[1].downloadGoodput == 50 * Double(perQuery))
         let plan = try #require(ranking.plan)
@@ -66,7 +66,7 @@ import Results
         let planFile = try #require(ranking.planExports?.first { $0.name == "client_resolvers.txt" })
         #expect(planFile.text.split(separator: "\n").filter { !$0.hasPrefix("#") } == ["192.0.2.2", "192.0.2.3"])
         // Out of reach: says so and what all of them move.
-        let far = EngineRanking.build(scan, capacities: capacities, target: (direction: "down", bytesPerSecond: 1e9))
+        let far = EngineRanking.build(scan, capacities: capacities, target: (direction: .down, bytesPerSecond: 1e9))
         #expect(far.plan?.reachable == false && far.plan?.sentence.contains("out of reach") == true)
 
         let report = RankReport(run: Self.run, scan: Self.run, settings: CapacitySettings(), pairs: capacities,

@@ -1,3 +1,5 @@
+public import Base
+
 /// `rank.json`: each accepted pair's capacity (the knee of its paced query rate), the pairs ranked
 /// by the data they move for each engine, and a plan for a target goodput (issue 19).
 ///
@@ -83,15 +85,15 @@ public struct GoodputPlan: Codable, Sendable, Hashable {
         }
     }
 
-    /// "down" or "up".
-    public var direction: String
+    /// The direction the target is for (`down` unless `--target-direction up`).
+    public var direction: Direction
     public var targetBytesPerSecond: Double
     public var reachable: Bool
     public var uses: [Use]
     public var totalGoodput: Double
     public var sentence: String
 
-    public init(direction: String, targetBytesPerSecond: Double, reachable: Bool, uses: [Use], totalGoodput: Double,
+    public init(direction: Direction, targetBytesPerSecond: Double, reachable: Bool, uses: [Use], totalGoodput: Double,
                 sentence: String) {
         self.direction = direction
         self.targetBytesPerSecond = targetBytesPerSecond

@@ -1,12 +1,5 @@
 public import Base
 
-/// Which loss process a direction runs, as configured.
-public enum LossModel: Sendable, Hashable {
-    /// Every datagram is lost independently with probability `p`.
-    case bernoulli(Double)
-    case gilbertElliott(GilbertElliottParameters)
-}
-
 /// Independent (Bernoulli) loss: the memoryless model of RFC 3357's "random loss".
 public struct BernoulliLoss: Sendable, Hashable {
     public let probability: Double
