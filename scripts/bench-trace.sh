@@ -34,12 +34,11 @@ for queries in ${QUERIES:-505000 1010000}; do
   for i in $(seq "${ROUNDS:-5}"); do
     load=$(cut -d' ' -f1-3 /proc/loadavg)
     read -r _ _ loop _ < <("$work/pcaploop" "$file")
-    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$bin" trace "$file" --quiet --out "$work/report" >/dev/null
-    read -r wall user sys rss < "$work/time.txt"
+    read -r wall user sys rss < <(scripts/bench/run-timed.py "$bin" trace "$file" --quiet --out "$work/report")
     ratio=$(python3 -c "print(f'{$packets / $wall / $loop:.2f}')")
     ratios="$ratios $ratio"
     python3 -c "print(f'  round $i (load average $load): libpcap loop {$loop / 1e6:.2f} Mpkt/s, trace {$packets / $wall / 1e6:.2f} Mpkt/s '
-                      f'({$wall:.2f} s, CPU {$user + $sys:.2f} s, max RSS {$rss / 1024:.1f} MiB): ratio $ratio')"
+                      f'({$wall:.3f} s, CPU {$user + $sys:.3f} s, max RSS {$rss / 1024:.1f} MiB): ratio $ratio')"
   done
   python3 - "$work/report/trace.json" "$ratios" <<'PY'
 import json, statistics, sys

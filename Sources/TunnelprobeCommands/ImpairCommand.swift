@@ -52,16 +52,18 @@ struct ImpairCommand: AsyncParsableCommand {
             throw fail(ImpairOptions.message(error), Exit.badInput)
         }
         let relay: ImpairRelay
+        let shown: Endpoint
         do {
             relay = try ImpairRelay(config: config, replay: replay, log: log, arguments: Array(CommandContext.current.commandLine.dropFirst(2)))
             let bound = try await relay.start()
-            let shown = bound.ipAddress.flatMap { IPAddress($0) }.map { Endpoint(address: $0, port: UInt16(clamping: bound.port ?? 0)) } ?? config.listen
-            if !quiet { printErr("impair: relaying \(shown) -> \(config.upstream), seed \(config.seed)") }
+            shown = bound.ipAddress.flatMap { IPAddress($0) }.map { Endpoint(address: $0, port: UInt16(clamping: bound.port ?? 0)) } ?? config.listen
         } catch {
             throw fail("cannot listen on \(config.listen): \(error)", Exit.forSystemFailure(error))
         }
         let trap = SignalTrap { _ in Task { await relay.stop() } }
         defer { trap.release() }
+        // Said once a signal stops the relay in order: whoever waits for this line may signal at once.
+        if !quiet { printErr("impair: relaying \(shown) -> \(config.upstream), seed \(config.seed)") }
         await relay.wait()
         let summary = await relay.stop()
         if !quiet { printErr(summary.text) }

@@ -40,10 +40,10 @@ extension ServeCommand {
             await server.stop()
             throw fail("cannot listen on \(listen.joined(separator: ", ")): \(error)", Exit.forSystemFailure(error))
         }
-        logger.notice("serving probes for \(domain) on \(listen.joined(separator: ", ")) (UDP and TCP), everything else to \(forward ?? "")")
         let shutdown = ServeShutdown(grace: .seconds(5)) { await server.stop() }
         let trap = SignalTrap { shutdown.signal($0) }
         defer { trap.release() }
+        logger.notice("serving probes for \(domain) on \(listen.joined(separator: ", ")) (UDP and TCP), everything else to \(forward ?? "")")
         try? await server.wait()
         logger.notice("stopped: \(server.statistics)")
     }

@@ -128,10 +128,12 @@ struct ServeCommand: AsyncParsableCommand {
             await server.stop()
             throw fail("cannot listen on \(listen.joined(separator: ", ")): \(error)", Exit.forSystemFailure(error))
         }
-        logger.notice("serving \(zone) on \(listen.joined(separator: ", ")) (UDP and TCP, --edns \(edns.rawValue))")
         let shutdown = ServeShutdown(grace: .seconds(5)) { await server.stop() }
         let trap = SignalTrap { shutdown.signal($0) }
         defer { trap.release() }
+        // Said once SIGTERM/SIGINT stop it in order: a supervisor (or a test) that waits for this line
+        // may signal at once.
+        logger.notice("serving \(zone) on \(listen.joined(separator: ", ")) (UDP and TCP, --edns \(edns.rawValue))")
         try? await server.wait()
         logger.notice("stopped: \(server.statistics)")
     }

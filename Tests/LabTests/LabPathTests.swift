@@ -34,8 +34,22 @@ enum PathFixtures {
                 "serve: status \(server.terminationStatus), said: \(said)")
     }
 
-    /// `serve` on a free loopback port, its stderr in a file; tries other ports while the one it
-    /// got is taken by the time it binds (exit 69, "Address already in use").
+    /// Whether `process` wrote `line` into its stderr file `file` within 10 s (false at once when it
+    /// exits first): the line `serve` and `impair` say once they are bound and their signal handling
+    /// is in place, so a test may signal them as soon as it is there.
+    static func waitForLine(_ line: String, in file: String, of process: Process) -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").contains(line) { return true }
+            guard process.isRunning else { return false }
+            usleep(10_000)
+        }
+        return false
+    }
+
+    /// `serve` on a free loopback port, its stderr in a file, once it says it is serving (bound; at
+    /// most 10 s); tries other ports while the one it got is taken by the time it binds (exit 69,
+    /// "Address already in use").
     static func startServe(key: String) throws -> (process: Process, port: Int, log: String) {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("tp-serve-\(UUID().uuidString).log").path
         for _ in 0..<5 {
@@ -44,11 +58,12 @@ enum PathFixtures {
             let server = Process()
             server.executableURL = URL(fileURLWithPath: TestEnvironment.binary)
             server.arguments = ["serve", "--domain", "vpn.lab.test", "--key-file", key, "--listen", "127.0.0.1:\(port)",
-                                "--rate-limit", "0", "--quiet"]
+                                "--rate-limit", "0"]
             server.standardError = FileHandle(forWritingAtPath: log)
             try server.run()
-            Thread.sleep(forTimeInterval: 0.5)
-            if server.isRunning { return (server, port, log) }
+            if waitForLine("serving vpn.lab.test on 127.0.0.1:\(port)", in: log, of: server) || server.isRunning {
+                return (server, port, log)
+            }
             let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             guard said.contains("Address already in use") else { return (server, port, log) }
         }

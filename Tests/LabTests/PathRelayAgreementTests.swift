@@ -64,16 +64,19 @@ struct PathRelayAgreementTests {
         let (p, r) = (0.02, 0.25)
 
         let serve = try Self.start([TestEnvironment.binary, "serve", "--domain", "probe.test", "--key-file", key,
-                                    "--listen", "127.0.0.1:\(responderPort)", "--rate-limit", "0", "--quiet"],
+                                    "--listen", "127.0.0.1:\(responderPort)", "--rate-limit", "0"],
                                    stderr: work + "/serve.err")
         defer { Self.stop(serve) }
         let relay = try Self.start([TestEnvironment.binary, "impair", "--listen", "127.0.0.1:\(relayPort)",
                                     "--upstream", "127.0.0.1:\(responderPort)", "--seed", "42", "--log", work + "/relay.jsonl",
                                     "--up-ge", "p=\(p),r=\(r)", "--up-duplicate", "0.01",
-                                    "--down-loss", "0.03", "--down-duplicate", "0.02", "--down-reorder", "0.01:2", "--quiet"],
+                                    "--down-loss", "0.03", "--down-duplicate", "0.02", "--down-reorder", "0.01:2"],
                                    stderr: work + "/relay.err")
         defer { Self.stop(relay) }
-        usleep(500_000)
+        try #require(PathFixtures.waitForLine("serving probe.test on 127.0.0.1:\(responderPort)", in: work + "/serve.err", of: serve),
+                     "serve did not start: \((try? String(contentsOfFile: work + "/serve.err", encoding: .utf8)) ?? "")")
+        try #require(PathFixtures.waitForLine("impair: relaying 127.0.0.1:\(relayPort)", in: work + "/relay.err", of: relay),
+                     "impair did not start: \((try? String(contentsOfFile: work + "/relay.err", encoding: .utf8)) ?? "")")
 
         let path = Process()
         path.executableURL = URL(fileURLWithPath: TestEnvironment.binary)

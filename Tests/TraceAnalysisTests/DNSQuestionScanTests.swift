@@ -51,4 +51,27 @@ import Testing
         #expect(Set(sa).count == sa.count)
         #expect(sa[1] == c.nameHash)  // the suffix from "t" on is the name t.example.com
     }
+
+    /// The 16-byte steps of the hash are multiplied apart and then chained: where a block stands still
+    /// counts. A label of four 16-byte blocks and the same label with two of them swapped, and names
+    /// whose labels differ in one byte of any block, all hash apart.
+    @Test func blocksInAnotherOrderOrOneByteApartHashApart() throws {
+        func name(_ label: [UInt8]) -> [UInt8] { Self.header + [UInt8(label.count)] + label + [0, 0, 16, 0, 1] }
+        let blocks: [[UInt8]] = (0..<4).map { b in (0..<16).map { UInt8(ascii: "a") + UInt8((b * 7 + $0) % 26) } }
+        // The length octet comes first: the label's first step covers it and 15 bytes of the label.
+        let label = Array(blocks.joined().prefix(63))
+        var swapped = label
+        swapped[15..<31] = label[31..<47]
+        swapped[31..<47] = label[15..<31]
+        let (a, _) = try #require(Self.scan(name(label)))
+        let (b, _) = try #require(Self.scan(name(swapped)))
+        #expect(label != swapped && a.nameHash != b.nameHash)
+        var hashes: Set<UInt64> = [a.nameHash]
+        for i in label.indices {
+            var changed = label
+            changed[i] = changed[i] == UInt8(ascii: "z") ? UInt8(ascii: "y") : changed[i] + 1
+            hashes.insert(try #require(Self.scan(name(changed))).0.nameHash)
+        }
+        #expect(hashes.count == label.count + 1)
+    }
 }
