@@ -77,8 +77,16 @@ struct PacketBridge: Sendable {
     /// Removes the redirect, then stops redsocks: the sandbox's TCP is the device's own again.
     func stop(_ running: Running, tools: Tools) async {
         await removeRedirect(tools: tools)
-        if let pid = running.pid { await Host.terminate([pid]) }
+        let pids = running.pid.map { [$0] } ?? ownProcesses()
+        if !pids.isEmpty { await Host.terminate(pids) }
         _ = await running.process.waitForExit(timeout: .seconds(1))
+    }
+
+    /// The processes in the sandbox that run this bridge's configuration: redsocks when its pid is not
+    /// known (it did not listen in time).
+    func ownProcesses() -> [Int32] {
+        guard let inode = Host.inode(sandbox.namespacePath) else { return [] }
+        return Host.processes(inNamespace: inode).filter { Host.readText("/proc/\($0)/cmdline")?.contains(configPath) == true }
     }
 
     /// Removes the redirect (none there is fine).
@@ -103,9 +111,12 @@ struct PacketBridge: Sendable {
             if let code = process.exitStatus {
                 throw VerifyError(.sandboxFailed, "redsocks exited with status \(code): \(Host.lastLine(process.logText) ?? "no output")")
             }
+            // The listener with its owner: `ss` maps sockets to processes from a look at /proc taken
+            // before it lists the sockets, so a socket opened in between is listed without `pid=`
+            // (once in a full `make test`, a bridge whose redsocks then outlived its stop). Not yet.
             if let listening = try? await Host.run([tools.ip, "netns", "exec", sandbox.namespace, "ss", "-Hltnp", "sport", "= :\(Self.port)"]),
-               listening.status == 0, !listening.output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                pid = Self.listenerPID(listening.output)
+               listening.status == 0, let owner = Self.listenerPID(listening.output) {
+                pid = owner
                 break
             }
             guard clock.now < deadline else {
