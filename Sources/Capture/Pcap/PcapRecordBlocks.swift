@@ -29,7 +29,7 @@ final class PcapRecordBlocks {
     let micro: Bool
     /// The snap length libpcap adjusted at open (`pcap_snapshot`).
     let snapshot: Int32
-    private let fd: Int32
+    private let file: ReadOnlyFile
     private let blockSize: Int
     /// Room for a block beside the largest record (its header and `maximumSnapLength` bytes).
     private let capacity: Int
@@ -55,23 +55,15 @@ final class PcapRecordBlocks {
         if swapped, [117, 113, 276, 189, 239].contains(dlt) { return nil }
         snapshot = pcap_snapshot(p)
         guard snapshot > 0 else { return nil }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size >= 24 else {
-            close(fd)
-            return nil
-        }
-        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
-        self.fd = fd
-        size = Int(info.st_size)
+        guard let file = try? ReadOnlyFile(path: path, sequential: true), file.size >= 24 else { return nil }
+        self.file = file
+        size = file.size
         self.blockSize = max(1, blockSize)
         capacity = self.blockSize + 16 + Int(Self.maximumSnapLength)
         buffer = .allocate(byteCount: capacity, alignment: 64)
     }
 
     deinit {
-        close(fd)
         buffer.deallocate()
     }
 
@@ -90,8 +82,8 @@ final class PcapRecordBlocks {
         while end - start < count {
             let want = min(blockSize, capacity - (end - start), size - end)
             guard want > 0 else { return nil }
-            // EINTR is retried in OSLayer; any other failure reads as the file's end.
-            let n = (try? SystemCall.retryingInterrupts { pread(fd, buffer + (end - start), want, off_t(end)) }) ?? -1
+            // Any failure reads as the file's end (EINTR is retried in OSLayer).
+            let n = (try? file.read(into: buffer + (end - start), count: want, at: end)) ?? -1
             guard n > 0 else {
                 size = end  // shrank, or unreadable from here: the file ends here
                 return nil

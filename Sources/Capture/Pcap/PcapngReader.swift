@@ -1,5 +1,6 @@
 import CPcap
 import Foundation
+import OSLayer
 
 /// Reads pcapng (draft-ietf-opsawg-pcapng) itself instead of through libpcap, which reads every
 /// section in the first one's byte order and refuses interfaces of different link types. Here each
@@ -47,20 +48,25 @@ final class PcapngReader {
     init(path: String, filter: String?) throws(CaptureError) {
         self.path = path
         self.filter = filter?.isEmpty == false ? filter : nil
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else {
-            throw CaptureError(.cannotOpen, "cannot open (\(String(cString: strerror(errno))))", source: path)
+        let file: ReadOnlyFile
+        do {
+            file = try ReadOnlyFile(path: path)
+        } catch {
+            switch error {
+            case .open(let code): throw CaptureError(.cannotOpen, "cannot open (\(code))", source: path)
+            case .status(let code): throw CaptureError(.cannotOpen, "cannot read (\(code))", source: path)
+            case .notRegular: throw CaptureError(.cannotOpen, "cannot read (not a regular file)", source: path)
+            }
         }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size > 0 else {
-            throw CaptureError(.cannotOpen, "cannot read (\(String(cString: strerror(errno))))", source: path)
+        guard file.size > 0 else { throw CaptureError(.cannotOpen, "cannot read (empty file)", source: path) }
+        let mapping: UnsafeRawBufferPointer
+        do {
+            mapping = try file.mapWhole()
+        } catch {
+            throw CaptureError(.cannotOpen, "cannot map (\(error))", source: path)
         }
-        size = Int(info.st_size)
-        guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else {
-            throw CaptureError(.cannotOpen, "cannot map (\(String(cString: strerror(errno))))", source: path)
-        }
-        base = UnsafeRawPointer(mapped)
+        base = mapping.baseAddress!
+        size = mapping.count
         // The first section header must be whole (as libpcap's open does); its first interface, if
         // any, gives the file's link type. Nothing is delivered yet.
         // A filter that does not compile for the first link type is refused here, as libpcap does.
@@ -77,7 +83,7 @@ final class PcapngReader {
             pcap_freecode(program)
             program.deallocate()
         }
-        munmap(UnsafeMutableRawPointer(mutating: base), size)
+        ReadOnlyFile.unmap(UnsafeRawBufferPointer(start: base, count: size))
     }
 
     /// Delivers every record (frame, wire length, nanoseconds since the epoch, link type) in file order.
