@@ -70,7 +70,7 @@ let package = Package(
         .target(
             name: "OSLayer",
             dependencies: [
-                "Base", "CMalloc", "CSocketBatch",
+                "Base", "CMalloc", "CMapGuard", "CSocketBatch",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ],
@@ -82,6 +82,9 @@ let package = Package(
         .systemLibrary(name: "CPrefetch"),
         // sendmmsg/recvmmsg (glibc declares them only under _GNU_SOURCE): the sweep's batched send path.
         .target(name: "CSocketBatch"),
+        // A SIGBUS guard for mapped files (a capture truncated while it is read): zeros and a count
+        // instead of the end of the process (OSLayer's FileMapping).
+        .target(name: "CMapGuard"),
         // SHA-256 as a C value (the SHA extensions when the CPU has them): HMAC tags per probe
         // without swift-crypto's allocation per copied hash state (ProbeProtocol's KeyedHMAC).
         .target(name: "CSHA256"),

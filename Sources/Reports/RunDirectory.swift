@@ -142,8 +142,10 @@ public struct RunDirectory: Sendable {
 
     public var runID: String { manifest?.run.id ?? reports.first?.run.id ?? (path as NSString).lastPathComponent }
 
-    /// Reads every report it can; only an unreadable directory is an error.
-    public static func load(_ path: String) throws(ReportWriteError) -> RunDirectory {
+    /// Reads every report it can; only an unreadable directory is an error. `written`: reports the
+    /// caller has just written to the directory, by file name, still in memory: they are rendered from
+    /// there rather than read and decoded again (the same page, TraceCommandTests checks).
+    public static func load(_ path: String, written: [String: ReportDocument] = [:]) throws(ReportWriteError) -> RunDirectory {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
@@ -166,6 +168,10 @@ public struct RunDirectory: Sendable {
         var seen = Set<String>()
         for name in names where name.hasSuffix(".json") && name != "manifest.json" && name != RunSummary.fileName {
             seen.insert(name)
+            if let document = written[name] {
+                dir.reports.append(ReportRenderers.present(document, file: name))
+                continue
+            }
             guard let bytes = SystemCall.readFile(dir.url(name).path, limit: JSONLimits.report.maxBytes + 1) else {
                 dir.problems.append("\(name): cannot be read")
                 continue
@@ -291,50 +297,61 @@ public struct RunDirectory: Sendable {
 /// How each report kind is decoded and rendered. One place to add a kind.
 enum ReportRenderers {
     static func load(_ kind: ReportKind, data: Data, file: String) throws -> LoadedReport {
+        present(try decode(kind, data: data), file: file)
+    }
+
+    static func decode(_ kind: ReportKind, data: Data) throws -> ReportDocument {
         let decoder = JSONDecoder()
         switch kind {
-        case .scan:
-            let r = try decoder.decode(ScanReport.self, from: data)
+        case .scan: return .scan(try decoder.decode(ScanReport.self, from: data))
+        case .path: return .path(try decoder.decode(PathReport.self, from: data))
+        case .trace: return .trace(try decoder.decode(TraceReport.self, from: data))
+        case .verify: return .verify(try decoder.decode(VerifyReport.self, from: data))
+        case .simulate: return .simulate(try decoder.decode(SimulateReport.self, from: data))
+        case .resilience: return .resilience(try decoder.decode(ResilienceReport.self, from: data))
+        case .rank: return .rank(try decoder.decode(RankReport.self, from: data))
+        case .monitor: return .monitor(try decoder.decode(MonitorReport.self, from: data))
+        }
+    }
+
+    /// A decoded report (read from `file`, or still in memory when its command wrote it) made ready
+    /// for the page.
+    static func present(_ document: ReportDocument, file: String) -> LoadedReport {
+        switch document {
+        case .scan(let r):
             let synced = r.synced.upload.map { "synced \($0)/\(r.synced.download ?? 0) B" } ?? "nothing accepted"
-            return LoadedReport(document: .scan(r), kind: kind, file: file, run: r.run, html: r.htmlSection(), markdown: r.markdown(),
+            return LoadedReport(document: document, kind: .scan, file: file, run: r.run, html: r.htmlSection(), markdown: r.markdown(),
                                 headline: "\(r.summary.accepted) of \(r.summary.pairs) pairs accepted, \(synced)",
                                 ok: r.summary.accepted > 0)
-        case .path:
-            let r = try decoder.decode(PathReport.self, from: data)
+        case .path(let r):
             let losses = r.resolvers.map { row in
                 "\(row.resolver) loss up \(percent(row.loss.up.ratio)) down \(percent(row.loss.down.ratio))"
             }.joined(separator: "; ")
-            return LoadedReport(document: .path(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
+            return LoadedReport(document: document, kind: .path, file: file, run: r.run, html: r.htmlSection(),
                                 markdown: r.markdown(), headline: losses, ok: !r.resolvers.isEmpty)
-        case .trace:
-            let r = try decoder.decode(TraceReport.self, from: data)
-            return LoadedReport(document: .trace(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
+        case .trace(let r):
+            return LoadedReport(document: document, kind: .trace, file: file, run: r.run, html: r.htmlSection(),
                                 markdown: r.markdown(),
                                 headline: "\(r.totals.queries) queries, \(r.totals.answered) answered, \(r.totals.lost) lost",
                                 ok: r.files.allSatisfy { $0.error == nil })
-        case .verify:
-            let r = try decoder.decode(VerifyReport.self, from: data)
-            return LoadedReport(document: .verify(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
+        case .verify(let r):
+            return LoadedReport(document: document, kind: .verify, file: file, run: r.run, html: r.htmlSection(),
                                 markdown: r.markdown(), headline: "\(r.engine): \(r.verdict.rawValue)", ok: r.verdict == .pass)
-        case .simulate:
-            let r = try decoder.decode(SimulateReport.self, from: data)
+        case .simulate(let r):
             let best = r.recommendation.map { "recommended \($0.level) (\($0.direction))" } ?? "no recommendation"
-            return LoadedReport(document: .simulate(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
+            return LoadedReport(document: document, kind: .simulate, file: file, run: r.run, html: r.htmlSection(),
                                 markdown: r.markdown(), headline: "\(r.levels.count) levels, \(best)", ok: r.isal.mismatches == 0)
-        case .resilience:
-            let r = try decoder.decode(ResilienceReport.self, from: data)
-            return LoadedReport(document: .resilience(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
+        case .resilience(let r):
+            return LoadedReport(document: document, kind: .resilience, file: file, run: r.run, html: r.htmlSection(),
                                 markdown: r.markdown(), headline: r.summaryLine, ok: r.verdict == .pass)
-        case .rank:
-            let r = try decoder.decode(RankReport.self, from: data)
+        case .rank(let r):
             let best = r.pairs.map(\.sustainableRate).max() ?? 0
-            return LoadedReport(document: .rank(r), kind: kind, file: file, run: r.run, html: r.htmlSection(),
+            return LoadedReport(document: document, kind: .rank, file: file, run: r.run, html: r.htmlSection(),
                                 markdown: r.markdown(),
                                 headline: "\(r.pairs.count) pair(s) measured, best \(HTML.formatFixed(best, decimals: 1)) q/s sustainable",
                                 ok: r.pairs.contains { $0.sustainableRate > 0 })
-        case .monitor:
-            let r = try decoder.decode(MonitorReport.self, from: data)
-            return LoadedReport(document: .monitor(r), kind: kind, file: file, run: r.run, html: r.htmlSection(), markdown: r.markdown(),
+        case .monitor(let r):
+            return LoadedReport(document: document, kind: .monitor, file: file, run: r.run, html: r.htmlSection(), markdown: r.markdown(),
                                 headline: "\(r.checks) checks, \(r.pairs.filter(\.up).count) of \(r.pairs.count) pairs up, \(r.rewrites) rewrites",
                                 ok: r.pairs.contains(where: \.up))
         }
@@ -349,10 +366,11 @@ extension ReportWriter {
     /// After a command wrote its JSON: the run's `index.html`, and the runs index of `indexRoot`
     /// when given (the default `reports/` directory). Problems are returned, not thrown: the JSON is
     /// already safe on disk and a rendering problem must not turn a measured run into a failure.
+    /// `written`: the reports just written, by file name, rendered from memory (`RunDirectory.load`).
     @discardableResult
-    public static func renderRun(directory: String, indexRoot: String?) -> [String] {
+    public static func renderRun(directory: String, indexRoot: String?, written: [String: ReportDocument] = [:]) -> [String] {
         do {
-            let dir = try RunDirectory.load(directory)
+            let dir = try RunDirectory.load(directory, written: written)
             try dir.render()
             if let indexRoot { try RunIndex.write(root: indexRoot) }
             return dir.problems

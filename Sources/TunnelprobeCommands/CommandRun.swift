@@ -65,12 +65,15 @@ final class CommandRun: Sendable {
     /// waiting for the disk, as the pages rendered from them are. A measurement of a network, which
     /// cannot be taken again, is synced to disk before it replaces anything (`ReportWriter.write`);
     /// that fsync took 10-40 ms of a 0.1 s trace run (docs/TRACE.md).
+    ///
+    /// `written`: the reports among `files` as values, by file name: the page is rendered from them
+    /// instead of from the files read back and decoded (a few milliseconds of a 0.1 s `trace`).
     func finish(json: String, files: [(String, String)], summary: @autoclosure () -> String?, common: CommonOptions,
-                recomputable: Bool = false) throws {
+                recomputable: Bool = false, written: [String: ReportDocument] = [:]) throws {
         do { try ReportWriter.write(files, to: directory, durable: !recomputable) } catch { throw fail("\(error)", Exit.environment) }
         // The run's index.html (and reports/index.html for a run in the default place). A rendering
         // problem is a warning: the measured JSON is already on disk.
-        for problem in ReportWriter.renderRun(directory: directory, indexRoot: out == nil ? "reports" : nil) {
+        for problem in ReportWriter.renderRun(directory: directory, indexRoot: out == nil ? "reports" : nil, written: written) {
             printErr("tunnelprobe: warning: report rendering: \(problem)")
         }
         if common.json {

@@ -112,10 +112,11 @@ struct TraceCommand: ParsableCommand {
             }
         }
         let json = try ReportWriter.json(document)
-        // trace.md is rendered from the JSON with the run's index.html (`renderRun`). The capture stays
-        // on disk, so the report is written atomically but not synced (`recomputable`).
+        // trace.md is rendered with the run's index.html (`renderRun`), from the report in memory. The
+        // capture stays on disk, so the report is written atomically but not synced (`recomputable`).
         try run.finish(json: json, files: [("trace.json", json)],
-                       summary: document.summaryLine(directory: run.directory), common: common, recomputable: true)
+                       summary: document.summaryLine(directory: run.directory), common: common, recomputable: true,
+                       written: ["trace.json": .trace(document)])
         try run.exitStatus(failed: false)
         if let readError { throw fail(readError, Exit.badInput) }
     }

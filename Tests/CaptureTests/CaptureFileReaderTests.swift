@@ -94,6 +94,42 @@ import Testing
         #expect(packets.map(\.ipVersion) == [4, 6])
     }
 
+    /// A pcapng truncated while it is read (the reader maps it): the records before the cut are
+    /// delivered, then a typed error says the file changed, where the read past its new end used to
+    /// end the process with SIGBUS.
+    @Test func aPcapngTruncatedWhileReadIsAnErrorNotSIGBUS() throws {
+        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xff), UInt8((v >> 8) & 0xff)] }
+        func le32(_ v: Int) -> [UInt8] { le16(v & 0xffff) + le16((v >> 16) & 0xffff) }
+        func block(_ type: Int, _ body: [UInt8]) -> [UInt8] {
+            let padded = body + [UInt8](repeating: 0, count: (4 - body.count % 4) % 4)
+            return le32(type) + le32(12 + padded.count) + padded + le32(12 + padded.count)
+        }
+        let frame = F.ethernet(Self.packet4)
+        var bytes = block(0x0a0d_0d0a, le32(0x1a2b_3c4d) + le16(1) + le16(0) + [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])
+            + block(1, le16(1) + le16(0) + le32(65535))
+        let records = 1_000  // about 100 KiB: many pages past the cut
+        for i in 0..<records {
+            let ticks = 1_700_000_000_000_000 + i
+            bytes += block(6, le32(0) + le32(ticks >> 32) + le32(ticks & 0xffff_ffff) + le32(frame.count) + le32(frame.count) + frame)
+        }
+        let path = Self.temporary("pcapng")
+        defer { unlink(path) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let reader = try CaptureFileReader(path: path)
+        var seen = 0
+        do {
+            try reader.forEachFrame { _, _, _ in
+                seen += 1
+                if seen == 1 { #expect(truncate(path, 8_192) == 0) }
+            }
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .corrupt)
+            #expect(error.description.contains("shrank"), "\(error)")
+        }
+        #expect(seen >= 1 && seen < records)
+    }
+
     func threePacketPcap() throws -> (String, [UInt8]) {
         let path = Self.temporary()
         let writer = try PcapWriter(path: path, linkType: .raw)

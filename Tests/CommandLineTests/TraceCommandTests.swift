@@ -44,6 +44,24 @@ struct TraceCommandTests {
         #expect(report?.totals.rttMs.p50 == 3)
     }
 
+    /// trace renders its page and trace.md from the report in memory (`CommandRun.finish(written:)`);
+    /// rendering the directory again from the JSON on disk, as every other run page is, gives the same
+    /// bytes. A real engine capture (dnstt, docs/ENGINES.md): RTTs with fractions, several groups.
+    @Test func thePageFromMemoryIsThePageFromTheJSON() async throws {
+        let capture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("EngineModelsTests/Fixtures/dnstt-L1100-mtu1100.pcap").path
+        let out = Self.temporary("-out")
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let r = await InProcess.run(["trace", capture, "--out", out, "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        func read(_ name: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: out + "/" + name)) }
+        let fromMemory = try ["index.html", "trace.md", "summary.json"].map(read)
+        #expect(ReportWriter.renderRun(directory: out, indexRoot: nil).isEmpty)
+        let fromDisk = try ["index.html", "trace.md", "summary.json"].map(read)
+        #expect(fromMemory == fromDisk)
+        #expect(String(decoding: fromMemory[1], as: UTF8.self).contains("RTT"))
+    }
+
     @Test func aCutCaptureIsAnalysedUpToTheCut() async throws {
         let (r, report) = try await trace(Array(Self.capture().dropLast(5)))
         #expect(r.status == 66)

@@ -23,8 +23,34 @@ import Testing
         #expect(n == 1_000 && Array(UnsafeRawBufferPointer(start: buffer, count: n)) == Array(content[9_000...]))
         #expect(try file.read(into: buffer, count: 16, at: 10_000) == 0)
         let mapping = try file.mapWhole()
-        defer { ReadOnlyFile.unmap(mapping) }
-        #expect(Array(mapping) == content)
+        #expect(Array(mapping.bytes) == content)
+        #expect(!mapping.damaged)
+        // A window that does not start on a page boundary, populated at once.
+        let window = try file.map(offset: 5_000, count: 3_000, populate: true)
+        #expect(Array(window.bytes) == Array(content[5_000..<8_000]))
+    }
+
+    /// A mapped file truncated under its reader: the pages it lost read as zeros and the mapping says
+    /// it is damaged, where the read would otherwise end the process with SIGBUS. The page it kept
+    /// still reads as the file. Another mapping (of another file) is not marked.
+    @Test func aFileTruncatedWhileMappedReadsZerosNotSIGBUS() throws {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let content = (0..<(3 * page)).map { UInt8(truncatingIfNeeded: $0 % 251 + 1) }
+        let path = try Self.temporaryFile(content)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let otherPath = try Self.temporaryFile(content)
+        defer { try? FileManager.default.removeItem(atPath: otherPath) }
+        let file = try ReadOnlyFile(path: path)
+        let mapping = try file.map(offset: 0, count: content.count, populate: true)
+        let other = try ReadOnlyFile(path: otherPath).mapWhole()
+        #expect(!mapping.damaged)
+        #expect(truncate(path, off_t(page)) == 0)
+        #expect((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) == page)
+        let bytes = mapping.bytes
+        #expect(Array(bytes[0..<page]) == Array(content[0..<page]))
+        #expect(bytes[page + 10] == 0 && bytes[3 * page - 1] == 0)
+        #expect(mapping.damaged)
+        #expect(!other.damaged && Array(other.bytes) == content)
     }
 
     @Test func missingDirectoryAndEmptyFilesAreTypedErrors() throws {

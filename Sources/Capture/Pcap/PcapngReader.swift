@@ -9,7 +9,9 @@ import OSLayer
 ///
 /// The file is mapped, never copied; every read is bounds-checked against the block it belongs to,
 /// and every block is checked against the file before it is read. A block that does not fit is an
-/// error naming its byte offset, after every record before it has been delivered.
+/// error naming its byte offset, after every record before it has been delivered. A file truncated
+/// while it is read reads as zeros past its new end (the mapping's guard, OSLayer's FileMapping),
+/// which no block parses: the error then says the file changed.
 final class PcapngReader {
     struct Interface {
         var linkType: LinkType
@@ -24,6 +26,7 @@ final class PcapngReader {
     }
 
     let path: String
+    private let mapping: FileMapping
     private let base: UnsafeRawPointer
     private let size: Int
     private var offset = 0
@@ -34,6 +37,9 @@ final class PcapngReader {
     private var programs: [UnsafeMutablePointer<bpf_program>] = []
     /// The last record's time, given to Simple Packet Blocks, which carry none.
     private var lastTime: Int64 = 0
+    /// The reason a read stops when the file lost pages it had mapped (truncated while it was read, or
+    /// unreadable): the mapping's guard put zeros there (FileMapping) instead of SIGBUS ending the process.
+    static let changedWhileRead = "the file shrank or could not be read while it was being read"
     /// At most this many interfaces in a section (the format allows 2^32; each costs a little memory).
     static let maxInterfaces = 65_536
 
@@ -59,14 +65,13 @@ final class PcapngReader {
             }
         }
         guard file.size > 0 else { throw CaptureError(.cannotOpen, "cannot read (empty file)", source: path) }
-        let mapping: UnsafeRawBufferPointer
         do {
             mapping = try file.mapWhole()
         } catch {
             throw CaptureError(.cannotOpen, "cannot map (\(error))", source: path)
         }
-        base = mapping.baseAddress!
-        size = mapping.count
+        base = mapping.bytes.baseAddress!
+        size = mapping.bytes.count
         // The first section header must be whole (as libpcap's open does); its first interface, if
         // any, gives the file's link type. Nothing is delivered yet.
         // A filter that does not compile for the first link type is refused here, as libpcap does.
@@ -83,7 +88,6 @@ final class PcapngReader {
             pcap_freecode(program)
             program.deallocate()
         }
-        ReadOnlyFile.unmap(UnsafeRawBufferPointer(start: base, count: size))
     }
 
     /// Delivers every record (frame, wire length, nanoseconds since the epoch, link type) in file order.
@@ -110,8 +114,11 @@ final class PcapngReader {
         return bigEndian ? UInt32(bigEndian: v) : UInt32(littleEndian: v)
     }
 
+    /// A block that does not parse; or, when the mapping read zeros where the file no longer had its
+    /// bytes, the file that changed under the reader (FileMapping).
     private func corrupt(_ reason: String, at: Int) -> CaptureError {
-        CaptureError(.corrupt, reason, source: path, offset: at)
+        if mapping.damaged { return CaptureError(.corrupt, Self.changedWhileRead, source: path, offset: at) }
+        return CaptureError(.corrupt, reason, source: path, offset: at)
     }
 
     /// Walks the blocks from `offset`. `deliver` returns false to stop early.
@@ -184,6 +191,7 @@ final class PcapngReader {
                 continue  // name resolution, statistics, decryption secrets, custom blocks: nothing to measure
             }
         }
+        if mapping.damaged { throw CaptureError(.corrupt, Self.changedWhileRead, source: path, offset: size) }
     }
 
     private func record(
