@@ -13,10 +13,8 @@ struct guarded_mapping {
     // 0 when the slot is free, CLAIMED while it is being filled in.
     _Atomic uintptr_t start;
     _Atomic uintptr_t end;
-    // Read through tunnelprobe_map_guard_load too (a plain uint64_t behind __atomic builtins there).
     _Atomic uint64_t faults;
 };
-static const uint64_t no_faults = 0;
 
 static struct guarded_mapping slots[TUNNELPROBE_MAP_GUARD_SLOTS];
 // `start` of a slot being filled in.
@@ -106,9 +104,4 @@ void tunnelprobe_map_guard_unregister(int slot) {
 uint64_t tunnelprobe_map_guard_faults(int slot) {
     if (slot < 0 || slot >= TUNNELPROBE_MAP_GUARD_SLOTS) return 0;
     return atomic_load_explicit(&slots[slot].faults, memory_order_acquire);
-}
-
-const uint64_t *tunnelprobe_map_guard_counter(int slot) {
-    if (slot < 0 || slot >= TUNNELPROBE_MAP_GUARD_SLOTS) return &no_faults;
-    return (const uint64_t *)&slots[slot].faults;
 }

@@ -66,64 +66,41 @@ public final class ReadOnlyFile {
     }
 
     /// The whole file mapped read-only (private, guarded: `FileMapping`). A file of 0 bytes cannot
-    /// be mapped (EINVAL).
+    /// be mapped (EINVAL); ENOSPC when the guard has no room for another mapping.
     public func mapWhole() throws(Errno) -> FileMapping {
         guard size > 0 else { throw .invalidArgument }
-        return try map(offset: 0, count: size, populate: false)
-    }
-
-    /// The file's bytes [offset, offset + count) mapped read-only (private, guarded: `FileMapping`).
-    /// `populate`: the pages are mapped now, in one system call, rather than a fault at a time as they
-    /// are first read (MAP_POPULATE). ENOSPC when the guard has no room for another mapping (the caller
-    /// reads without one).
-    public func map(offset: Int, count: Int, populate: Bool) throws(Errno) -> FileMapping {
-        guard offset >= 0, count > 0 else { throw .invalidArgument }
-        let page = FileMapping.pageSize
-        let aligned = offset & ~(page - 1)
-        let length = count + (offset - aligned)
-        let flags = MAP_PRIVATE | (populate ? MAP_POPULATE : 0)
-        guard let base = mmap(nil, length, PROT_READ, flags, descriptor.rawValue, off_t(aligned)), base != MAP_FAILED else {
+        guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor.rawValue, 0), base != MAP_FAILED else {
             throw Errno(rawValue: errno)
         }
-        let slot = tunnelprobe_map_guard_register(base, length)
+        let slot = tunnelprobe_map_guard_register(base, size)
         guard slot >= 0 else {
-            munmap(base, length)
+            munmap(base, size)
             throw .noSpace
         }
-        return FileMapping(base: base, length: length, skip: offset - aligned, slot: slot)
+        return FileMapping(base: base, length: size, slot: slot)
     }
-
 }
 
-/// Part of a file mapped read-only, unmapped when released. A mapped file that shrinks (truncated by
+/// A file mapped read-only, unmapped when released. A mapped file that shrinks (truncated by
 /// another process) or whose disk fails would end the process with SIGBUS at the first byte read past
 /// its new end; the mapping is registered with a guard (CMapGuard) that puts a page of zeros there
 /// instead and counts it: `damaged` then says the bytes are no longer all the file's, and the reader
 /// stops with an error rather than a crash. Read it from one thread at a time.
 public final class FileMapping {
-    static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
-
-    /// The bytes asked for (the mapping itself starts at the page boundary before them).
+    /// The file's bytes.
     public let bytes: UnsafeRawBufferPointer
-    /// The guard's count of zero pages put in this mapping.
-    private let faultCounter: UnsafePointer<UInt64>
-    private let base: UnsafeMutableRawPointer
-    private let length: Int
     private let slot: Int32
 
-    fileprivate init(base: UnsafeMutableRawPointer, length: Int, skip: Int, slot: Int32) {
-        self.base = base
-        self.length = length
+    fileprivate init(base: UnsafeMutableRawPointer, length: Int, slot: Int32) {
         self.slot = slot
-        bytes = UnsafeRawBufferPointer(start: base + skip, count: length - skip)
-        faultCounter = tunnelprobe_map_guard_counter(slot)
+        bytes = UnsafeRawBufferPointer(start: base, count: length)
     }
 
     /// Some page of the mapping was read after the file no longer had it: its bytes read as zeros.
-    public var damaged: Bool { tunnelprobe_map_guard_load(faultCounter) > 0 }
+    public var damaged: Bool { tunnelprobe_map_guard_faults(slot) > 0 }
 
     deinit {
         tunnelprobe_map_guard_unregister(slot)
-        munmap(base, length)
+        munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count)
     }
 }

@@ -19,7 +19,7 @@
 int tunnelprobe_map_guard_install(void);
 
 /// Registers [start, start + length): a slot number, or -1 when every slot is taken (or the guard
-/// could not be installed): the caller then reads without a mapping.
+/// could not be installed): the caller must not read the mapping unguarded (OSLayer unmaps it).
 int tunnelprobe_map_guard_register(const void *start, size_t length);
 
 /// Forgets the mapping of `slot` (before it is unmapped).
@@ -27,14 +27,5 @@ void tunnelprobe_map_guard_unregister(int slot);
 
 /// Pages of `slot`'s mapping that faulted and were replaced by zeros since it was registered.
 uint64_t tunnelprobe_map_guard_faults(int slot);
-
-/// Where `slot`'s fault count is kept (a zero word for -1), for `tunnelprobe_map_guard_load`: a reader
-/// that checks once per record keeps the pointer rather than calling the function above each time.
-const uint64_t *tunnelprobe_map_guard_counter(int slot);
-
-/// The count behind a pointer from `tunnelprobe_map_guard_counter` (an atomic load: never cached).
-static inline uint64_t tunnelprobe_map_guard_load(const uint64_t *counter) {
-    return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
-}
 
 #endif
