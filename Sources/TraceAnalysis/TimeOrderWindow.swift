@@ -8,6 +8,12 @@
 /// by at most the window come out sorted exactly, memory is at most `maxEvents` events (64 bytes
 /// each), and an event in order costs an append and a removal; only those that arrive out of order
 /// go through a heap (log n).
+///
+/// Reading a file (TracePipeline), the window holds the events in the pipeline's batches themselves
+/// (`push(lent:to:)`): an in-order event is neither copied nor moved, and a batch goes back to the
+/// reading thread once every event in it has gone to the matcher. The first event out of order ends
+/// that: the events waiting are copied into the window's own ring, the batches go back, and the window
+/// carries on as above. Either way the same events leave in the same order (TimeOrderWindowTests).
 /// Where TimeOrderWindow hands the events it releases, in release order (TransactionMatcher; a recorder
 /// in tests).
 protocol TraceEventSink {
@@ -50,6 +56,23 @@ struct TimeOrderWindow {
     /// Events that arrived out of order and were put back (how disordered the capture was).
     private(set) var reordered = 0
 
+    /// Lent mode: the batches holding the events that wait or were released and not yet handed on, in
+    /// reading order (all of them in order: `late` is empty in this mode), from `lent[lentFirst]` on.
+    /// In `lent[lentFirst]` (which ends at `lentEnd`): `lentNext` is the oldest event not yet handed
+    /// to the matcher, `lentWaitingAt` the oldest waiting one (the events between the two are
+    /// released); `lentWaiting` events wait from there.
+    private var lent: [TracePipeline.Batch] = []
+    private var lentFirst = 0
+    private var lentNext = UnsafeMutablePointer<TraceEvent>(bitPattern: 64)!
+    private var lentWaitingAt = UnsafeMutablePointer<TraceEvent>(bitPattern: 64)!
+    private var lentEnd = UnsafeMutablePointer<TraceEvent>(bitPattern: 64)!
+    private var lentWaiting = 0
+    /// The time of the newest event that arrived in order (lent mode).
+    private var lastTime: Int64 = .min
+    /// False once an event arrived out of order or events came in by the other entries: the window then
+    /// keeps its own ring for good.
+    private var lending = true
+
     init(windowNanos: Int64 = TimeOrderWindow.defaultWindowNanos, maxEvents: Int = TimeOrderWindow.defaultMaxEvents) {
         self.windowNanos = max(0, windowNanos)
         self.maxEvents = max(1, maxEvents)
@@ -57,7 +80,19 @@ struct TimeOrderWindow {
 
     static let batch = 2048
 
-    var waiting: Int { count - pending + late.count }
+    var waiting: Int { count - pending + late.count + lentWaiting }
+
+    /// How many batches of `TracePipeline.batchEvents` the window may hold at once in lent mode (after
+    /// a push: at most `maxEvents` waiting, which span one batch more when they start inside one); 0
+    /// when it does not lend (its bound is larger than the pipeline should reserve for it, or it
+    /// already keeps its own ring).
+    var lentBatches: Int {
+        let batches = (maxEvents + TracePipeline.batchEvents - 1) / TracePipeline.batchEvents + 1
+        return lending && batches <= Self.maxLentBatches ? batches : 0
+    }
+
+    /// 64 batches of 2,048 events: 8 MiB.
+    static let maxLentBatches = 64
 
     /// Makes the ring this window's own: taken with the first event; copied when a copy of the window
     /// shares it (value semantics).
@@ -81,14 +116,128 @@ struct TimeOrderWindow {
 
     @inline(__always) private var inOrderWaiting: Int { count - pending }
 
+    /// A pipeline's batch: kept (no copy) while its events wait, given back once they have all gone to
+    /// the matcher; batches are given back in the order they came. Lends only as many batches at once as
+    /// `lentBatches` said; without lending, the events are copied into the window's ring and the batch
+    /// goes back at once.
+    mutating func push<Sink: TraceEventSink>(lent batch: TracePipeline.Batch, to matcher: inout Sink) {
+        let n = batch.count
+        guard lending, lentBatches > 0 else {
+            push(UnsafeBufferPointer(start: batch.events, count: n), to: &matcher)
+            batch.giveBack()
+            return
+        }
+        if lent.count == lentFirst {  // nothing held: this batch starts the run
+            guard n > 0 else { return batch.giveBack() }
+            lent.removeAll(keepingCapacity: true)
+            lentFirst = 0
+            lentNext = batch.events
+            lentWaitingAt = batch.events
+            lentEnd = batch.events + n
+        }
+        lent.append(batch)
+        let events = batch.events
+        for i in 0..<n {
+            let time = events[i].time
+            if lentWaiting > 0, time < lastTime {
+                // Out of order: from here on the window keeps its own ring.
+                keepOwnCopy(from: events + i, count: n - i, to: &matcher)
+                return
+            }
+            serial &+= 1
+            lastTime = time
+            lentWaiting += 1
+            // Everything at least the window older than what was just read can leave (as in `add`).
+            let (limit, overflow) = time.subtractingReportingOverflow(windowNanos)
+            while lentWaiting > maxEvents || (!overflow && lentWaiting > 0 && lentWaitingAt.pointee.time <= limit) {
+                lentWaiting -= 1
+                lentWaitingAt += 1
+                if lentWaitingAt == lentEnd { handOnLentBatch(to: &matcher) }
+            }
+        }
+        flushLent(to: &matcher)
+        // Never more than the pipeline keeps in reserve (it only sends full batches but the last, so this
+        // holds there; shorter batches would spread the waiting events over more).
+        if lent.count - lentFirst > lentBatches { keepOwnCopy(from: events + n, count: 0, to: &matcher) }
+    }
+
+    /// Hands the released events of `lent[lentFirst]` to the matcher.
+    @inline(__always) private mutating func flushLent<Sink: TraceEventSink>(to matcher: inout Sink) {
+        guard lentWaitingAt > lentNext else { return }
+        matcher.events(UnsafeBufferPointer(start: lentNext, count: lentWaitingAt - lentNext))
+        lentNext = lentWaitingAt
+    }
+
+    /// Every event of the oldest lent batch is released: hands the rest of them on, gives the batch
+    /// back, and moves to the next.
+    private mutating func handOnLentBatch<Sink: TraceEventSink>(to matcher: inout Sink) {
+        flushLent(to: &matcher)
+        lent[lentFirst].giveBack()
+        lentFirst += 1
+        while lentFirst < lent.count, lent[lentFirst].count == 0 {  // an empty batch (the last one may be)
+            lent[lentFirst].giveBack()
+            lentFirst += 1
+        }
+        if lentFirst < lent.count {
+            let next = lent[lentFirst]
+            lentNext = next.events
+            lentWaitingAt = next.events
+            lentEnd = next.events + next.count
+        }
+    }
+
+    /// Leaves lent mode for good: hands on what was released, copies the events still waiting into the
+    /// window's own ring (with the reading order they had), gives every batch back but the newest,
+    /// whose events from `rest` on (`count` of them) still go through `add`; then that one too.
+    private mutating func keepOwnCopy<Sink: TraceEventSink>(
+        from rest: UnsafeMutablePointer<TraceEvent>, count restCount: Int, to matcher: inout Sink
+    ) {
+        lending = false
+        flushLent(to: &matcher)
+        ownRing()
+        var k = 0
+        let waiting = lentWaiting
+        var b = lentFirst
+        var p = lentWaitingAt
+        var end = lentEnd
+        while k < waiting {
+            while p == end {
+                b += 1
+                p = lent[b].events
+                end = p + lent[b].count
+            }
+            var entry = p.pointee
+            entry.serial = serial &- UInt32(truncatingIfNeeded: waiting - 1 - k)
+            (ring + index(count)).initialize(to: entry)
+            count += 1
+            k += 1
+            p += 1
+        }
+        lentWaiting = 0
+        let newest = lent.last!
+        for batch in lent[lentFirst..<(lent.count - 1)] { batch.giveBack() }
+        lent.removeAll()
+        lentFirst = 0
+        lastTime = .min
+        if restCount > 0 {
+            for e in UnsafeBufferPointer(start: rest, count: restCount) { add(e, to: &matcher) }
+            flush(to: &matcher)
+        }
+        newest.giveBack()
+    }
+
     mutating func push<Sink: TraceEventSink>(_ events: UnsafeBufferPointer<TraceEvent>, to matcher: inout Sink) {
         guard !events.isEmpty else { return }
+        if lent.count > lentFirst { keepOwnCopy(from: UnsafeMutablePointer(bitPattern: 64)!, count: 0, to: &matcher) }
+        lending = false
         ownRing()
         for e in events { add(e, to: &matcher) }
         flush(to: &matcher)
     }
 
     mutating func push<Sink: TraceEventSink>(_ event: TraceEvent, to matcher: inout Sink) {
+        if lent.count > lentFirst { keepOwnCopy(from: UnsafeMutablePointer(bitPattern: 64)!, count: 0, to: &matcher) }
+        lending = false
         ownRing()
         add(event, to: &matcher)
         flush(to: &matcher)
@@ -96,6 +245,14 @@ struct TimeOrderWindow {
 
     /// The end of the capture: everything still waiting, in order.
     mutating func drain<Sink: TraceEventSink>(to matcher: inout Sink) {
+        while lent.count > lentFirst {  // lent mode: in order, batch by batch
+            lentWaiting -= lentEnd - lentWaitingAt
+            lentWaitingAt = lentEnd
+            handOnLentBatch(to: &matcher)
+        }
+        lent.removeAll()
+        lentFirst = 0
+        lentWaiting = 0
         guard memory != nil else { return }  // nothing ever arrived
         ownRing()
         while waiting > 0 { releaseOne(to: &matcher) }

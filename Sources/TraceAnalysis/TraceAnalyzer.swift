@@ -39,10 +39,10 @@ public struct TraceAnalyzer {
     public mutating func read(path: String, stop: () -> Bool = { false }) throws(CaptureError) -> TraceFile {
         let reader = try CaptureFileReader(path: path, filter: options.filter)
         // Reading, decoding and the front end on a second thread; the time-order window and matching on
-        // this one (TracePipeline).
-        let pipeline = TracePipeline(reader: reader, front: self.front)
-        let (decoder, failure, front) = pipeline.run(stop: stop) { events in
-            self.order.push(events, to: &self.matcher)
+        // this one (TracePipeline). The window keeps the events it holds in the pipeline's batches.
+        let pipeline = TracePipeline(reader: reader, front: self.front, held: order.lentBatches)
+        let (decoder, failure, front) = pipeline.run(stop: stop) { batch in
+            self.order.push(lent: batch, to: &self.matcher)
         }
         self.front = front
         records += reader.records

@@ -10,21 +10,41 @@ import Synchronization
 /// give them on one thread. (The window used to run on the reading thread; since the matcher
 /// prefetches its index the reading thread is the longer of the two, so the window went back.)
 ///
-/// The batches form a fixed ring (`slotCount` arrays of `batchEvents` events), recycled as the consumer
-/// finishes them: memory is fixed, whatever the file. Events carry no packet bytes. The two sides meet
-/// once per batch (two semaphores of a single-producer single-consumer ring).
+/// The batches form a fixed ring (`slotCount` arrays of `batchEvents` events, plus the batches the
+/// time-order window may hold), recycled as the consumer gives them back: memory is fixed, whatever the
+/// file. Events carry no packet bytes. The two sides meet once per batch (two semaphores of a
+/// single-producer single-consumer ring). The window keeps the events it holds in the batches
+/// themselves (`TimeOrderWindow.push(lent:to:)`) instead of copying each into a ring of its own, and
+/// gives a batch back once every event in it has gone to the matcher; batches come back in the order
+/// they were filled.
 final class TracePipeline: @unchecked Sendable {
     static let batchEvents = 2048
     static let slotCount = 4
 
-    /// One batch of events. Touched by one side at a time (the semaphores hand it over).
+    /// One batch of events. Touched by one side at a time (the semaphores hand it over). The consumer
+    /// calls `giveBack()` once it no longer reads it; the reading thread may then fill it again.
     final class Batch {
         var count = 0
         var last = false
         let events = UnsafeMutablePointer<TraceEvent>.allocate(capacity: TracePipeline.batchEvents)
+        /// Signalled by `giveBack()`: the pipeline's count of free batches.
+        private let free: DispatchSemaphore
+
+        init(free: DispatchSemaphore) {
+            self.free = free
+        }
 
         deinit {
             events.deallocate()
+        }
+
+        /// How many times the batch was given back since it was last filled (1 once the consumer is done).
+        private(set) var givenBack = 0
+
+        /// The consumer is done with the batch. (After the run, it only keeps the memory alive.)
+        func giveBack() {
+            givenBack += 1
+            free.signal()
         }
 
         var isFull: Bool { count == TracePipeline.batchEvents }
@@ -37,6 +57,7 @@ final class TracePipeline: @unchecked Sendable {
         func reset() {
             count = 0
             last = false
+            givenBack = 0
         }
     }
 
@@ -45,23 +66,34 @@ final class TracePipeline: @unchecked Sendable {
     private var decoder: PacketDecoder
     private var failure: CaptureError?
     private let slots: [Batch]
-    private let free = DispatchSemaphore(value: TracePipeline.slotCount)
+    private let free: DispatchSemaphore
     private let full = DispatchSemaphore(value: 0)
     private let stopRequested = Atomic<Bool>(false)
 
-    init(reader: CaptureFileReader, front: TraceFrontEnd) {
+    /// `held`: how many batches the consumer may keep at once beyond the one it is given
+    /// (`TimeOrderWindow.lentBatches`); the ring has that many more, so that the reading thread always
+    /// has `slotCount` to fill.
+    init(reader: CaptureFileReader, front: TraceFrontEnd, held: Int = 0) {
         self.reader = reader
         self.front = front
         decoder = PacketDecoder(linkType: reader.linkType)
-        slots = (0..<Self.slotCount).map { _ in Batch() }
+        let count = Self.slotCount + max(0, held)
+        // Created at 0 and raised: libdispatch traps when a semaphore is freed below the value it was
+        // created with, and the window may still hold batches (not given back) when it is freed.
+        let free = DispatchSemaphore(value: 0)
+        for _ in 0..<count { free.signal() }
+        self.free = free
+        slots = (0..<count).map { _ in Batch(free: free) }
     }
 
-    /// Runs the reading thread and calls `body` on the caller's thread for every batch of events.
-    /// `stop` is asked between batches; once it says so the reader stops at its next check and what it
-    /// already decoded is still delivered. Returns the decoder (its counts, after `finish()`), the read
-    /// error that ended the file early, if any, and the front end with its tables and counts.
+    /// Runs the reading thread and calls `body` on the caller's thread for every batch of events, in
+    /// reading order; `body` gives each back (`Batch.giveBack()`), at once or later, in the order it
+    /// got them. `stop` is asked between batches; once it says so the reader stops at its next check
+    /// and what it already decoded is still delivered. Returns the decoder (its counts, after
+    /// `finish()`), the read error that ended the file early, if any, and the front end with its tables
+    /// and counts.
     func run(
-        stop: () -> Bool = { false }, _ body: (UnsafeBufferPointer<TraceEvent>) -> Void
+        stop: () -> Bool = { false }, _ body: (Batch) -> Void
     ) -> (decoder: PacketDecoder, error: CaptureError?, front: TraceFrontEnd) {
         let thread = Thread { [self] in produce() }
         thread.name = "tunnelprobe-read"
@@ -70,11 +102,10 @@ final class TracePipeline: @unchecked Sendable {
         while true {
             full.wait()
             let batch = slots[slot]
-            body(UnsafeBufferPointer(start: batch.events, count: batch.count))
-            let last = batch.last
-            free.signal()
+            let last = batch.last  // read before `body`: once given back, the reader may refill it
+            body(batch)
             if last { break }
-            slot = (slot + 1) % Self.slotCount
+            slot = (slot + 1) % slots.count
             if stop() { stopRequested.store(true, ordering: .relaxed) }
         }
         // The last batch was handed over after the reader's final writes (the semaphore orders them).
@@ -144,7 +175,7 @@ final class TracePipeline: @unchecked Sendable {
     /// Hands the full batch to the matching thread and waits for the next free one.
     private func handOver(_ cursor: UnsafeMutablePointer<Cursor>) {
         full.signal()
-        cursor.pointee.slot = (cursor.pointee.slot + 1) % Self.slotCount
+        cursor.pointee.slot = (cursor.pointee.slot + 1) % slots.count
         free.wait()
         cursor.pointee.batch = Unmanaged.passUnretained(slots[cursor.pointee.slot])
         cursor.pointee.batch._withUnsafeGuaranteedRef { $0.reset() }

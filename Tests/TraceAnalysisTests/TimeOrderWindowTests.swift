@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 @testable import TraceAnalysis
 
@@ -61,7 +62,7 @@ import Testing
     }
 
     /// A seeded stream: times mostly rising, a share of them pulled back by up to `disorder`.
-    static func stream(count: Int, disorder: Int64, share: Double, seed: UInt64) -> [TraceEvent] {
+    static func stream(count: Int, disorder: Int64, share: Double, seed: UInt64, inOrderFirst: Int = 0) -> [TraceEvent] {
         var state = seed
         func next() -> UInt64 {
             state &+= 0x9e37_79b9_7f4a_7c15
@@ -74,7 +75,7 @@ import Testing
         return (0..<count).map { i in
             t += Int64(next() % 1000)
             var time = t
-            if Double(next() % 10_000) / 10_000 < share { time -= Int64(next() % UInt64(disorder + 1)) }
+            if Double(next() % 10_000) / 10_000 < share, i >= inOrderFirst { time -= Int64(next() % UInt64(disorder + 1)) }
             var e = TraceEvent.tick(time)
             e.size = Int32(i)
             return e
@@ -109,6 +110,58 @@ import Testing
             #expect(sink.ids == reference.out, "window \(window), max \(maxEvents), share \(share), seed \(seed)")
             #expect(order.reordered == reference.reordered)
             #expect(order.waiting == 0)
+        }
+    }
+
+    /// The same with the events lent in TracePipeline's batches (kept, not copied, while they wait):
+    /// the same events leave in the same order, whether the window stays in lent mode (in order) or
+    /// leaves it at the first event out of order; every batch goes back once, in the order it came,
+    /// and the window never holds more batches than `lentBatches` said (the pipeline's reserve). The
+    /// largest bound does not lend (65 batches > 64) and copies, as `push(_:to:)`.
+    @Test(arguments: [
+        (0 as Int64, 1 << 17, 0.0), (10_000_000_000, 5000, 0.0), (1_000_000_000, 3000, 0.0), (5_000, 4096, 0.05), (20_000, 16, 0.2),
+        (3_000, 100, 0.5), (100_000, 3000, 0.01), (50_000, 1, 0.3),
+    ])
+    func lentBatchesReleaseWhatTheRuleReleases(window: Int64, maxEvents: Int, share: Double) {
+        for seed: UInt64 in [1, 2, 3] {
+            // In order for a while (lent mode, several batches held), then out of order.
+            let events = Self.stream(count: 20_000, disorder: 40_000, share: share, seed: seed, inOrderFirst: 12_000)
+            var reference = Reference(window: window, maxEvents: maxEvents)
+            for e in events { reference.add(e) }
+            reference.drain()
+
+            var order = TimeOrderWindow(windowNanos: window, maxEvents: maxEvents)
+            let reserve = order.lentBatches
+            #expect(reserve == (maxEvents <= 63 * TracePipeline.batchEvents ? (maxEvents + 2047) / 2048 + 1 : 0))
+            var sink = Recorder()
+            let free = DispatchSemaphore(value: 0)
+            var batches: [TracePipeline.Batch] = []
+            var i = 0, k = 0
+            var mostHeld = 0
+            // Batches are taken from both ends of a pool, as a pipeline's ring hands them out in no order of
+            // address: the window must never compare pointers of two batches.
+            var pool = (0..<400).map { _ in TracePipeline.Batch(free: free) }
+            while i < events.count {  // mostly full batches, some short, some empty
+                let size = k % 7 == 3 ? 0 : (k % 5 == 4 ? Int(seed) * 100 + k : TracePipeline.batchEvents)
+                let end = min(events.count, i + size)
+                let batch = k % 2 == 0 ? pool.removeFirst() : pool.removeLast()  // addresses up and down
+                for e in events[i..<end] { batch.append(e) }
+                batches.append(batch)
+                order.push(lent: batch, to: &sink)
+                let held = batches.filter { $0.givenBack == 0 }
+                mostHeld = max(mostHeld, held.count)
+                // What is still held is the newest batches: they go back in order.
+                #expect(held.map(ObjectIdentifier.init) == batches.suffix(held.count).map(ObjectIdentifier.init))
+                i = end
+                k += 1
+            }
+            order.drain(to: &sink)
+            #expect(sink.ids == reference.out, "window \(window), max \(maxEvents), share \(share), seed \(seed)")
+            #expect(order.reordered == reference.reordered)
+            #expect(order.waiting == 0)
+            #expect(batches.allSatisfy { $0.givenBack == 1 })
+            #expect(mostHeld <= max(1, reserve), "held \(mostHeld) batches, reserved \(reserve)")
+            if share == 0, reserve > 0, window > 0 { #expect(mostHeld > 1, "in order, the window should keep batches instead of copying") }
         }
     }
 

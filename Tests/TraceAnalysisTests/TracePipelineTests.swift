@@ -59,8 +59,15 @@ import Testing
         return c
     }
 
-    func reports(options: TraceOptions) throws -> (piped: TraceReport, direct: TraceReport) {
-        let c = Self.capture()
+    /// `disorder`: 400 records from two thirds of the way in moved to one third, so the window leaves lent
+    /// mode there (TimeOrderWindow.push(lent:to:)), holding several of the pipeline's batches.
+    func reports(options: TraceOptions, disorder: Bool = false) throws -> (piped: TraceReport, direct: TraceReport) {
+        var c = Self.capture()
+        if disorder {
+            let third = c.frames.count / 3
+            c.frames = Array(c.frames[0..<third] + c.frames[(2 * third)..<(2 * third + 400)] + c.frames[third..<(2 * third)]
+                + c.frames[(2 * third + 400)...])
+        }
         let path = try c.write()
         defer { unlink(path) }
         var piped = TraceAnalyzer(options: options)
@@ -90,8 +97,9 @@ import Testing
             + String(decoding: try encoder.encode(r.domains), as: UTF8.self)
     }
 
-    @Test func pipelineGivesTheSameReportAsPacketByPacket() throws {
-        let (piped, direct) = try reports(options: TraceOptions())
+    @Test(arguments: [false, true])
+    func pipelineGivesTheSameReportAsPacketByPacket(disorder: Bool) throws {
+        let (piped, direct) = try reports(options: TraceOptions(), disorder: disorder)
         #expect(piped.totals.queries == 6_000)
         #expect(piped.totals.late > 0)
         #expect(piped.totals.duplicates > 0)
