@@ -190,8 +190,9 @@ public struct MTUSearch: Sendable {
               let above = Self.smallestFailed(above: current, in: steps), above.onlyLost {
             quietRounds += 1
             guard await checkQuietly(above.size) else { break }
-            // The scan's load cost this pair a size: the rest of its search waits for quiet too.
-            await CongestionWindow.quietly { await searchAbove(above.size) }
+            // The rest of the search goes as usual: holding every later probe of a lossy host for
+            // a quiet scan slowed the /16 sweep + MTU scan (bench-sweep.sh) by seconds.
+            await searchAbove(above.size)
         }
         let failedAbove = Self.smallestFailed(above: best ?? Int.min, in: steps)
         let bestStep = steps.last { $0.size == best && $0.passed }
