@@ -31,11 +31,16 @@ public struct MTUSearch: Sendable {
     public var low: Int
     public var high: Int
     public var attempts: Int
+    /// Quiet retries a size that was only lost gets before its timeout rejects the pair or becomes
+    /// its limit (`CongestionWindow.timeoutRule`); 0 for a scan without a congestion window, whose
+    /// quiet is never known.
+    public var quietRetries: Int
 
-    public init(low: Int, high: Int, attempts: Int) {
+    public init(low: Int, high: Int, attempts: Int, quietRetries: Int = 0) {
         self.low = low
         self.high = high
         self.attempts = max(1, attempts)
+        self.quietRetries = max(0, quietRetries)
     }
 
     /// Sizes worth trying before bisecting, given the passing outcome at `low` (see `run`).
@@ -49,6 +54,14 @@ public struct MTUSearch: Sendable {
     /// `control`, when given, is a probe that passed before (an echo): when even the lowest size
     /// was only lost, the control and the lowest size are asked again back to back, and the lowest
     /// size fails only when the control passes next to it (else the moment was bad, not the size).
+    ///
+    /// A timeout is final only when it survives a quiet retry (`quietRetries`,
+    /// `CongestionWindow.timeoutRule`): a lowest size, or the size just above the best, whose every
+    /// try was only lost is asked once more when the scan is quiet, and again while that retry met
+    /// a decrease or was lost with other expected answers (up to `quietRetries` in all). Only when
+    /// the quiet retry is lost too does the timeout reject the pair or bound its MTU: a size probe
+    /// that is no congestion signal itself is lost in the scan's own overload as readily as an
+    /// echo, and no other sign tells that loss from the path's.
     public func run(guesses: Guesses? = nil, control: (() async -> ProbeOutcome)? = nil,
                     _ probe: (Int) async -> ProbeOutcome) async -> Result {
         var steps: [Step] = []
@@ -76,6 +89,15 @@ public struct MTUSearch: Sendable {
             cache[size] = step.passed
             return step.passed
         }
+        /// The quiet retry of a size whose latest tries were only lost (`quietRetries`); whether it passed.
+        func checkQuietly(_ size: Int) async -> Bool {
+            guard quietRetries > 0, !Task.isCancelled, let last = steps.last(where: { $0.size == size }),
+                  !last.passed, last.onlyLost else { return cache[size] ?? false }
+            let step = Step(size: size, outcomes: await Self.askedQuietly(upTo: quietRetries) { await probe(size) })
+            steps.append(step)
+            cache[size] = step.passed
+            return step.passed
+        }
         guard high >= low else { return Result(best: nil, steps: []) }
         var best: Int?
         /// Binary search for the largest passing size in left...right, all of which lie above `best`.
@@ -90,12 +112,12 @@ public struct MTUSearch: Sendable {
                 }
             }
         }
-        /// The lowest size, re-asked next to the control while it was only lost.
+        /// The lowest size, re-asked next to the control while it was only lost, and then once the
+        /// scan is quiet.
         func checkLow() async -> Bool {
             if await check(low) { return true }
-            guard let control else { return false }
             var rounds = 0
-            while rounds < Self.recheckRounds, !Task.isCancelled,
+            while let control, rounds < Self.recheckRounds, !Task.isCancelled,
                   let last = steps.last(where: { $0.size == low }), !last.passed, last.onlyLost {
                 rounds += 1
                 let reference = await CongestionWindow.expectingAnswer { await control() }
@@ -103,10 +125,12 @@ public struct MTUSearch: Sendable {
                     try? await Task.sleep(nanoseconds: UInt64(rounds) * 250_000_000)
                     continue
                 }
-                // Lost again next to a passing control: the size's own failure.
-                return await check(low, fresh: true)
+                if await check(low, fresh: true) { return true }
+                break
             }
-            return false
+            // Lost next to a passing control, or never next to one: the size's own failure only
+            // when a quiet retry is lost too.
+            return await checkQuietly(low)
         }
         if await check(high) {
             best = high
@@ -132,6 +156,13 @@ public struct MTUSearch: Sendable {
             }
             await bisect(&left, &right)
         }
+        /// `size` passed on a re-check: it is the best, and the search goes on above it.
+        func searchAbove(_ size: Int) async {
+            best = size
+            var left = size + 1
+            var right = (Self.smallestFailed(above: size, in: steps)?.size ?? high + 1) - 1
+            await bisect(&left, &right)
+        }
         // A size that only timed out is a limit only if a smaller size still passes at the same
         // moment: the best size and the timed-out one just above it are asked again back to back.
         // When both pass, the timeout was the moment's (a burst, the scan's own load) and the search
@@ -148,18 +179,39 @@ public struct MTUSearch: Sendable {
                 continue
             }
             if await check(above.size, fresh: true) {
-                best = above.size
-                var left = above.size + 1
-                var right = (Self.smallestFailed(above: above.size, in: steps)?.size ?? high + 1) - 1
-                await bisect(&left, &right)
+                await searchAbove(above.size)
             } else {
                 break
             }
+        }
+        // The timed-out size above the best bounds the MTU only when a quiet retry is lost too.
+        var quietRounds = 0
+        while let current = best, quietRounds < Self.recheckRounds, quietRetries > 0, !Task.isCancelled,
+              let above = Self.smallestFailed(above: current, in: steps), above.onlyLost {
+            quietRounds += 1
+            guard await checkQuietly(above.size) else { break }
+            // The rest of the search goes as usual: holding every later probe of a lossy host for
+            // a quiet scan slowed the /16 sweep + MTU scan (bench-sweep.sh) by seconds.
+            await searchAbove(above.size)
         }
         let failedAbove = Self.smallestFailed(above: best ?? Int.min, in: steps)
         let bestStep = steps.last { $0.size == best && $0.passed }
         return Result(best: best, steps: steps, limitedBy: failedAbove?.outcomes.last?.failure,
                       bestOutcome: bestStep?.outcomes.last)
+    }
+
+    /// The quiet retries of `CongestionWindow.timeoutRule` for a probe that timed out: it is asked
+    /// once more when the scan is quiet, and again while that retry timed out met by a decrease or
+    /// lost with other expected answers, up to `count` in all. Every outcome, the last the verdict
+    /// (a timeout then is evidence); none with `count` 0.
+    public static func askedQuietly(upTo count: Int, _ probe: () async -> ProbeOutcome) async -> [ProbeOutcome] {
+        var outcomes: [ProbeOutcome] = []
+        while outcomes.count < count, !Task.isCancelled {
+            let outcome = await CongestionWindow.quietly { await probe() }
+            outcomes.append(outcome)
+            guard outcome.failure == .timeout, outcome.congested || outcome.lostWithOthers else { break }
+        }
+        return outcomes
     }
 
     /// Retries of one size's probes lost while the scan was congested, on top of `attempts`.

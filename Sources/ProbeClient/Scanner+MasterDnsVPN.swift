@@ -28,7 +28,7 @@ extension Scanner {
         let probe = server.probe
         let ranges = Self.serverRanges(configuration, capacity: probe.uploadCapacity(zone: zone))
         var controls: [ProbeOutcome] = []
-        let up = MTUSearch(low: ranges.upload.lowerBound, high: ranges.upload.upperBound, attempts: configuration.attempts)
+        let up = search(ranges.upload)
         let upResult = await up.run(control: { await server.echo(resolver, zone: zone) }) { bytes in
             await settled(resolver, zone, extra: &controls) { await server.upload(resolver, zone: zone, bytes: bytes) }
         }
@@ -46,7 +46,7 @@ extension Scanner {
                                       encoding: "lowerbase36", limitedBy: upLimit, caseChanged: false)
 
         controls = []
-        let down = MTUSearch(low: ranges.download.lowerBound, high: ranges.download.upperBound, attempts: configuration.attempts)
+        let down = search(ranges.download)
         let model = MasterDnsVPNGoModel(encryption: EncryptionMethod(rawValue: probe.cipher.method) ?? .xor,
                                         baseEncodeData: probe.base64Replies)
         let domainLength = zone.textLength

@@ -206,18 +206,21 @@ public struct Scanner: Sendable {
             }
             tries += 1
         }
-        guard prober.congestion != nil else { return last }
-        var quiet = 0
-        while quiet < quietRetries, last.failure == .timeout, quiet == 0 || last.congested || last.lostWithOthers,
-              !Task.isCancelled {
-            quiet += 1
-            last = await CongestionWindow.quietly { await probe() }
-            log.append(last)
+        guard prober.congestion != nil, last.failure == .timeout else { return last }
+        let retries = await MTUSearch.askedQuietly(upTo: quietRetries, probe)
+        log += retries
+        guard var verdict = retries.last else { return last }
+        if verdict.failure == .timeout {
+            verdict.detail = "no answer, also to \(retries.count == 1 ? "a retry" : "\(retries.count) retries") sent when the scan was quiet"
         }
-        if quiet > 0, last.failure == .timeout {
-            last.detail = "no answer, also to \(quiet == 1 ? "a retry" : "\(quiet) retries") sent when the scan was quiet"
-        }
-        return last
+        return verdict
+    }
+
+    /// A size search over `sizes` with the scan's attempts, and under a congestion window the
+    /// quiet retries of `CongestionWindow.timeoutRule` before a timeout rejects a pair or bounds its MTU.
+    func search(_ sizes: ClosedRange<Int>) -> MTUSearch {
+        MTUSearch(low: sizes.lowerBound, high: sizes.upperBound, attempts: configuration.attempts,
+                  quietRetries: prober.congestion == nil ? 0 : Self.quietRetries)
     }
 
     /// Runs `probe`; when it gets SERVFAIL, tells a failure of this size from the resolver answering
@@ -272,9 +275,7 @@ public struct Scanner: Sendable {
     func searchDownload(_ resolver: Endpoint, _ zone: DNSName, type: DNSType, queryCharacters: Int,
                         upstream: ProbeReply.Observed?) async -> (download: ScanPair.Download?, failure: ProbeFailure, outcomes: [ProbeOutcome]) {
         let typeCapacity = DownloadLayout.maxPayload(type: type, zone: zone)
-        let down = MTUSearch(low: configuration.downloadBytes.lowerBound,
-                             high: min(configuration.downloadBytes.upperBound, typeCapacity),
-                             attempts: configuration.attempts)
+        let down = search(configuration.downloadBytes.lowerBound...min(configuration.downloadBytes.upperBound, typeCapacity))
         let guesses = Self.downloadGuesses(type: type, low: down.low, high: down.high,
                                            upstreamLimit: upstream.flatMap { prober.honorsUpstream($0) ? $0.udpLimit : nil })
         var controls: [ProbeOutcome] = []
@@ -302,9 +303,18 @@ public struct Scanner: Sendable {
         if type == .txt, downLimit == .resolverLimit || downLimit == .upstreamEDNS,
            Self.txtGrowth(downBytes + 1) - Self.txtGrowth(downBytes) == 2, queryCharacters > ProbeMeta.characterCount {
             var extra: [ProbeOutcome] = []
-            let between = await settled(resolver, zone, extra: &extra) {
-                await prober.download(resolver, zone: zone, bytes: downBytes + 1, type: type,
-                                      queryCharacters: queryCharacters - 1, upstream: upstream)
+            func askBetween() async -> ProbeOutcome {
+                await settled(resolver, zone, extra: &extra) {
+                    await prober.download(resolver, zone: zone, bytes: downBytes + 1, type: type,
+                                          queryCharacters: queryCharacters - 1, upstream: upstream)
+                }
+            }
+            var between = await askBetween()
+            if between.failure == .timeout, prober.congestion != nil {
+                // Lost, not refused: the byte is left out only when a quiet retry is lost too (`CongestionWindow.timeoutRule`).
+                let retries = await MTUSearch.askedQuietly(upTo: Self.quietRetries) { await askBetween() }
+                all += [between] + retries.dropLast()
+                between = retries.last ?? between
             }
             all += extra + [between]
             if between.ok, let size = between.responseSize, size > download.responseSize { download.responseSize = size }
@@ -332,9 +342,7 @@ public struct Scanner: Sendable {
 
         // Upload: payload characters in front of the zone.
         let capacity = QNameCapacity.payloadCharacters(under: zone)
-        let up = MTUSearch(low: configuration.uploadCharacters.lowerBound,
-                           high: min(configuration.uploadCharacters.upperBound, capacity),
-                           attempts: configuration.attempts)
+        let up = search(configuration.uploadCharacters.lowerBound...min(configuration.uploadCharacters.upperBound, capacity))
         var controls: [ProbeOutcome] = []
         let upResult = await up.run(control: { await prober.echo(resolver, zone: zone) }) { chars in
             await settled(resolver, zone, extra: &controls) { await prober.upload(resolver, zone: zone, characters: chars) }
@@ -410,6 +418,8 @@ public struct Scanner: Sendable {
         var ok = 0
         var lost = 0
         var confirmFailures: [ProbeFailure] = []
+        /// The probes that timed out, upload (true) or download, for their quiet retries.
+        var timedOut: [Bool] = []
         for _ in 0..<configuration.confirmProbes {
             // Both sizes passed: a timeout now is loss or congestion, and a probe lost while the
             // scan was congested is asked once more (the path's loss is measured, not the scan's).
@@ -426,9 +436,24 @@ public struct Scanner: Sendable {
             log += [u, d]
             ok += (u.ok ? 1 : 0) + (d.ok ? 1 : 0)
             lost += (u.failure == .timeout ? 1 : 0) + (d.failure == .timeout ? 1 : 0)
+            timedOut += [true, false].filter { ($0 ? u : d).failure == .timeout }
             confirmFailures += [u.failure, d.failure].compactMap { $0 }
             if let size = d.responseSize, d.ok, size > (pair.download?.responseSize ?? 0) {
                 pair.download?.responseSize = size
+            }
+        }
+        // Timeouts reject a pair only when they survive a quiet retry (`CongestionWindow.timeoutRule`):
+        // while fewer than half passed, each timed-out probe is asked again once the scan is quiet,
+        // and one answered then counts as passed, its loss the scan's, not the path's.
+        if prober.congestion != nil {
+            // (`confirmation.ratio` < 0.5: fewer passed than one per round.)
+            for isUpload in timedOut where ok < configuration.confirmProbes && !Task.isCancelled {
+                let retries = await CongestionWindow.expectingAnswer {
+                    isUpload ? await MTUSearch.askedQuietly(upTo: Self.quietRetries, upload)
+                        : await MTUSearch.askedQuietly(upTo: Self.quietRetries, download)
+                }
+                log += retries
+                if retries.last?.ok == true { ok += 1; lost -= 1 }
             }
         }
         let confirmation = ScanPair.Confirmation(sent: 2 * configuration.confirmProbes, succeeded: ok)

@@ -13,8 +13,8 @@ public struct CongestionWindowStats: Codable, Sendable, Hashable {
     public var finalWindow: Int
     /// Queries that waited for a place in the window.
     public var waited = 0
-    /// Reachability and echo probes asked once more when the scan was quiet after they timed out
-    /// (`timeoutRule`), and how many of them were answered.
+    /// Probes asked once more when the scan was quiet after they timed out (`timeoutRule`:
+    /// reachability, echo, a size that was only lost, confirmation), and how many were answered.
     /// (Optional: reports written before the rule have neither.)
     public var quietRetries: Int? = 0
     public var quietRetriesAnswered: Int? = 0
@@ -36,7 +36,11 @@ public struct CongestionWindowStats: Codable, Sendable, Hashable {
     public static let timeoutRule = "A reachability or echo probe that times out is asked once more when the scan is quiet "
         + "(nothing waiting for the congestion window, at most half the window of queries in flight); the pair is called "
         + "unreachable only when that quiet retry times out too, with no decrease while it was in flight and no expected answer "
-        + "of another query lost meanwhile (otherwise it is retried again, up to three quiet retries in all)."
+        + "of another query lost meanwhile (otherwise it is retried again, up to three quiet retries in all). "
+        + "Every later stage applies the same rule: a size whose every try was only lost (the lowest size of the upload "
+        + "or download search, or the size just above the best) rejects the pair or bounds its MTU only when its quiet "
+        + "retry is lost the same way, and while fewer than half of the confirmation probes passed, each that timed out "
+        + "is asked quietly before the pair is rejected."
 
     public init(initialWindow: Int, ceiling: Int, floor: Int, lossRule: String? = nil) {
         self.lossRule = lossRule
