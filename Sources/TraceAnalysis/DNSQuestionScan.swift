@@ -87,33 +87,35 @@ struct DNSQuestionScan {
         var end = -1  // where the question continues after the name
         var jumps = 0
         var longest = 0
+        // (Wrapping arithmetic: every quantity here is bounded by the message's size, a label's 63
+        // bytes or the name's 255; the checks of `+` cost a tenth of the scan.)
         while true {
             guard position < bytes.count else { return .dnsMalformedQuestion }
             let length = Int(bytes[position])
             if length == 0 {
-                if end < 0 { end = position + 1 }
+                if end < 0 { end = position &+ 1 }
                 break
             }
             if length & 0xc0 == 0xc0 {
-                guard position + 1 < bytes.count else { return .dnsMalformedQuestion }
-                let target = (length & 0x3f) << 8 | Int(bytes[position + 1])
+                guard position &+ 1 < bytes.count else { return .dnsMalformedQuestion }
+                let target = (length & 0x3f) << 8 | Int(bytes[position &+ 1])
                 guard target < position, jumps < 64 else { return .dnsMalformedQuestion }
-                if end < 0 { end = position + 2 }
-                jumps += 1
+                if end < 0 { end = position &+ 2 }
+                jumps &+= 1
                 position = target
                 continue
             }
-            guard length <= 63, position + 1 + length <= bytes.count, written + 1 + length < 255,
+            let step = 1 &+ length
+            guard length <= 63, position &+ step <= bytes.count, written &+ step < 255,
                   labels < maxLabels else { return .dnsMalformedQuestion }
             if jumps > 0 {  // compressed: gather the labels after the first pointer behind the others
-                UnsafeMutableRawBufferPointer(rebasing: scratch[written..<(written + 1 + length)])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[position..<(position + 1 + length)]))
+                (scratch.baseAddress! + written).copyMemory(from: bytes.baseAddress! + position, byteCount: step)
             }
             labelStarts[labels] = written
-            labels += 1
+            labels &+= 1
             longest = max(longest, length)
-            written += 1 + length
-            position += 1 + length
+            written &+= step
+            position &+= step
         }
         guard end + 4 <= bytes.count else { return .dnsMalformedQuestion }
         out.qtype = bytes.be16(end)
@@ -162,6 +164,7 @@ struct DNSQuestionScan {
     /// keys: the tables it keys hold at most what one capture brings).
     @inline(__always)
     static func hashLabel(_ b: UnsafeRawBufferPointer, at offset: Int, count: Int) -> UInt64 {
+        // (Wrapping arithmetic on the offsets: a name is at most 255 bytes.)
         var h: UInt64 = 0x9e37_79b9_7f4a_7c15 ^ UInt64(count)
         var i = 0
         // Sixteen bytes per multiplication (both halves in one 64x64-bit product, folded). The product
@@ -169,28 +172,28 @@ struct DNSQuestionScan {
         // and an exclusive or chain them (the position of a block still counts). When the product took
         // the running hash, each 16 bytes waited for the last multiplication: the chain was half of
         // the question scan's time (issue 27 item 5, docs/TRACE.md).
-        while i + 16 <= count {
-            let a = lowercased(b.loadUnaligned(fromByteOffset: offset + i, as: UInt64.self))
-            let c = lowercased(b.loadUnaligned(fromByteOffset: offset + i + 8, as: UInt64.self))
+        while i &+ 16 <= count {
+            let a = lowercased(b.loadUnaligned(fromByteOffset: offset &+ i, as: UInt64.self))
+            let c = lowercased(b.loadUnaligned(fromByteOffset: offset &+ i &+ 8, as: UInt64.self))
             let product = (a ^ 0xa076_1d64_78bd_642f).multipliedFullWidth(by: c ^ 0xe703_7ed1_a0b4_28db)
             h = (h << 29 | h >> 35) ^ product.high ^ product.low
-            i += 16
+            i &+= 16
         }
-        if i + 8 <= count {
-            h = mix(h, lowercased(b.loadUnaligned(fromByteOffset: offset + i, as: UInt64.self)))
-            i += 8
+        if i &+ 8 <= count {
+            h = mix(h, lowercased(b.loadUnaligned(fromByteOffset: offset &+ i, as: UInt64.self)))
+            i &+= 8
         }
-        let rest = count - i
+        let rest = count &- i
         var tail: UInt64 = 0
         if rest > 0 {
-            if offset + i + 8 <= b.count {  // one load, the bytes past the label masked off (little-endian)
-                tail = lowercased(b.loadUnaligned(fromByteOffset: offset + i, as: UInt64.self)) & (~UInt64(0) >> UInt64(64 - 8 * rest))
+            if offset &+ i &+ 8 <= b.count {  // one load, the bytes past the label masked off (little-endian)
+                tail = lowercased(b.loadUnaligned(fromByteOffset: offset &+ i, as: UInt64.self)) & (~UInt64(0) >> UInt64(64 &- 8 &* rest))
             } else {
                 var shift: UInt64 = 0
                 while i < count {
-                    tail |= UInt64(b[offset + i]) << shift
-                    shift += 8
-                    i += 1
+                    tail |= UInt64(b[offset &+ i]) << shift
+                    shift &+= 8
+                    i &+= 1
                 }
                 tail = lowercased(tail)
             }
