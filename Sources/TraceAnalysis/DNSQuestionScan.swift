@@ -88,7 +88,7 @@ struct DNSQuestionScan {
         var jumps = 0
         var longest = 0
         // (Wrapping arithmetic: every quantity here is bounded by the message's size, a label's 63
-        // bytes or the name's 255; the checks of `+` cost a tenth of the scan.)
+        // bytes or the name's 255; with the hash's, the checks of `+` were 13% of the scan's instructions.)
         while true {
             guard position < bytes.count else { return .dnsMalformedQuestion }
             let length = Int(bytes[position])

@@ -1,3 +1,11 @@
+/// Where TimeOrderWindow hands the events it releases, in release order (TransactionMatcher; a recorder
+/// in tests).
+protocol TraceEventSink {
+    mutating func events(_ events: UnsafeBufferPointer<TraceEvent>)
+}
+
+extension TransactionMatcher: TraceEventSink {}
+
 /// Puts DNS events back in time order before matching, for captures whose records are not: a pcapng
 /// whose interfaces were written from separate buffers, a host clock stepped back, files appended.
 /// Out of order by more than Tmax, a response would otherwise reach the matcher after its query had
@@ -14,14 +22,6 @@
 /// reading thread once every event in it has gone to the matcher. The first event out of order ends
 /// that: the events waiting are copied into the window's own ring, the batches go back, and the window
 /// carries on as above. Either way the same events leave in the same order (TimeOrderWindowTests).
-/// Where TimeOrderWindow hands the events it releases, in release order (TransactionMatcher; a recorder
-/// in tests).
-protocol TraceEventSink {
-    mutating func events(_ events: UnsafeBufferPointer<TraceEvent>)
-}
-
-extension TransactionMatcher: TraceEventSink {}
-
 struct TimeOrderWindow {
     /// 10 s: twice the default Tmax.
     static let defaultWindowNanos: Int64 = 10_000_000_000
@@ -141,7 +141,7 @@ struct TimeOrderWindow {
             let time = events[i].time
             if lentWaiting > 0, time < lastTime {
                 // Out of order: from here on the window keeps its own ring.
-                keepOwnCopy(from: events + i, count: n - i, to: &matcher)
+                keepOwnCopy(rest: UnsafeBufferPointer(start: events + i, count: n - i), to: &matcher)
                 return
             }
             serial &+= 1
@@ -158,7 +158,7 @@ struct TimeOrderWindow {
         flushLent(to: &matcher)
         // Never more than the pipeline keeps in reserve (it only sends full batches but the last, so this
         // holds there; shorter batches would spread the waiting events over more).
-        if lent.count - lentFirst > lentBatches { keepOwnCopy(from: events + n, count: 0, to: &matcher) }
+        if lent.count - lentFirst > lentBatches { keepOwnCopy(to: &matcher) }
     }
 
     /// Hands the released events of `lent[lentFirst]` to the matcher.
@@ -188,10 +188,9 @@ struct TimeOrderWindow {
 
     /// Leaves lent mode for good: hands on what was released, copies the events still waiting into the
     /// window's own ring (with the reading order they had), gives every batch back but the newest,
-    /// whose events from `rest` on (`count` of them) still go through `add`; then that one too.
-    private mutating func keepOwnCopy<Sink: TraceEventSink>(
-        from rest: UnsafeMutablePointer<TraceEvent>, count restCount: Int, to matcher: inout Sink
-    ) {
+    /// whose events `rest` (the newest's not yet added) still go through `add`; then that one too.
+    private mutating func keepOwnCopy<Sink: TraceEventSink>(rest: UnsafeBufferPointer<TraceEvent> = .init(start: nil, count: 0),
+                                                            to matcher: inout Sink) {
         lending = false
         flushLent(to: &matcher)
         ownRing()
@@ -219,26 +218,30 @@ struct TimeOrderWindow {
         lent.removeAll()
         lentFirst = 0
         lastTime = .min
-        if restCount > 0 {
-            for e in UnsafeBufferPointer(start: rest, count: restCount) { add(e, to: &matcher) }
+        if !rest.isEmpty {
+            for e in rest { add(e, to: &matcher) }
             flush(to: &matcher)
         }
         newest.giveBack()
     }
 
-    mutating func push<Sink: TraceEventSink>(_ events: UnsafeBufferPointer<TraceEvent>, to matcher: inout Sink) {
-        guard !events.isEmpty else { return }
-        if lent.count > lentFirst { keepOwnCopy(from: UnsafeMutablePointer(bitPattern: 64)!, count: 0, to: &matcher) }
+    /// Events that come in by the other entries (one at a time, or a buffer of the caller's): the window
+    /// keeps its own ring from then on.
+    @inline(__always) private mutating func stopLending<Sink: TraceEventSink>(to matcher: inout Sink) {
+        if lent.count > lentFirst { keepOwnCopy(to: &matcher) }
         lending = false
         ownRing()
+    }
+
+    mutating func push<Sink: TraceEventSink>(_ events: UnsafeBufferPointer<TraceEvent>, to matcher: inout Sink) {
+        guard !events.isEmpty else { return }
+        stopLending(to: &matcher)
         for e in events { add(e, to: &matcher) }
         flush(to: &matcher)
     }
 
     mutating func push<Sink: TraceEventSink>(_ event: TraceEvent, to matcher: inout Sink) {
-        if lent.count > lentFirst { keepOwnCopy(from: UnsafeMutablePointer(bitPattern: 64)!, count: 0, to: &matcher) }
-        lending = false
-        ownRing()
+        stopLending(to: &matcher)
         add(event, to: &matcher)
         flush(to: &matcher)
     }
